@@ -1,0 +1,35 @@
+//===- CoopOps.h - coop dialect attributes and operations --------*- C++ -*-===//
+
+#ifndef COOP_DIALECT_COOP_IR_COOPOPS_H
+#define COOP_DIALECT_COOP_IR_COOPOPS_H
+
+#include "coop/Dialect/Coop/IR/CoopDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "coop/Dialect/Coop/IR/CoopEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "coop/Dialect/Coop/IR/CoopAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "coop/Dialect/Coop/IR/CoopOps.h.inc"
+
+namespace mlir::coop {
+
+/// Bytes a statically shaped tensor of `type` occupies, or failure for an
+/// element type without a fixed byte width.
+FailureOr<int64_t> getTensorByteSize(RankedTensorType type);
+
+/// Kernels whose results depend on a random stream and so need `rng`.
+bool isRandomKernel(StringRef kernel);
+
+/// True for a func.func marked as a training step.
+bool isTrainingStep(func::FuncOp func);
+
+} // namespace mlir::coop
+
+#endif // COOP_DIALECT_COOP_IR_COOPOPS_H

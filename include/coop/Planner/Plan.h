@@ -1,0 +1,133 @@
+//===- Plan.h - Rematerialization plans for one arena -----------*- C++ -*-===//
+//
+// plan() replays a training step through a simulated arena of B bytes and
+// records every placement, eviction, recomputation and free as a fixed
+// instruction sequence. verifyPlan() checks such a sequence independently.
+// See docs/planner.md for the algorithm.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COOP_PLANNER_PLAN_H
+#define COOP_PLANNER_PLAN_H
+
+#include "coop/Planner/Graph.h"
+#include "coop/Planner/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace coop::planner {
+
+/// How victims are chosen when best fit finds no free piece.
+enum class Policy {
+  None, // no rematerialization: fail when memory runs out
+  Coop, // sliding window over address-ordered pieces, score C/s
+  DTR,  // repeatedly evict the lowest C/(s*m) anywhere
+  DTE,  // repeatedly evict the lowest C/(s*(m + adjacent free bytes))
+};
+
+const char *policyName(Policy policy);
+
+struct PlanOptions {
+  int64_t budgetBytes = 0;
+  int64_t alignment = 512;
+  Policy policy = Policy::Coop;
+
+  /// Expensive tensors take the low edge of their free piece, cheap ones the
+  /// high edge. Off: everything takes the low edge.
+  bool twoEndedPartitioning = true;
+  /// An output is expensive when its producer's kernel name contains one of
+  /// these, ...
+  std::vector<std::string> expensiveKernelSubstrings = {
+      "convolution", "conv2d", "mm", "matmul", "linear", "add_n"};
+  /// ... or, when positive, when cost / bytes (us per byte) reaches this.
+  double expensiveCostDensity = 0.0;
+
+  /// Allocations of at most `smallTensorBytes` go first to a region of
+  /// `smallRegionBytes` at the top of the arena that the window never scans.
+  /// Zero region bytes switches the region off.
+  int64_t smallRegionBytes = 0;
+  int64_t smallTensorBytes = 10 * 1024;
+
+  /// Recomputable in-place (Coop). Off: every in-place op copies on write.
+  bool recomputableInPlace = true;
+  /// Coop's contiguous window. Off: evict the single lowest-h(t) tensor and
+  /// retry, like DTR's loop but with Coop's score.
+  bool slidingWindow = true;
+};
+
+struct Allocation {
+  TensorId tensor = kNone;
+  int64_t offset = 0;
+  int64_t size = 0;
+  /// Takes over the buffer of the operand this output overwrites.
+  bool inPlace = false;
+};
+
+enum class InstructionKind { Run, Recompute, Evict, Free };
+
+struct Instruction {
+  InstructionKind kind = InstructionKind::Run;
+  /// Run, Recompute: the op.
+  OpId op = kNone;
+  /// Evict, Free: the value whose buffer is dropped.
+  TensorId tensor = kNone;
+  /// Run, Recompute: where each output that needed a buffer lives. Outputs
+  /// already resident (other results of a recomputed op) are rewritten with
+  /// identical values where they are; views have none.
+  std::vector<Allocation> outputs;
+  /// Run, Recompute: scratch space held only while the op runs.
+  int64_t workspaceOffset = -1;
+  int64_t workspaceBytes = 0;
+};
+
+struct PlanStats {
+  double baselineCostUs = 0;  // every op once
+  double executedCostUs = 0;  // recomputations included
+  double computeOverhead = 0; // executed / baseline - 1
+  /// Most bytes allocated at once (alignment included).
+  int64_t peakAllocatedBytes = 0;
+  /// Highest address ever in use (with two-ended placement this is close
+  /// to B as soon as a cheap tensor exists).
+  int64_t addressHighWater = 0;
+  /// Mean over eviction-driven allocations of free bytes / B right after.
+  double fragmentationRate = 0;
+  int64_t evictionEvents = 0; // allocations that had to evict
+  double evictionSearchSeconds = 0;
+  int64_t evictionCount = 0;  // Evict instructions
+  int64_t recomputeCount = 0; // Recompute instructions
+  int64_t memoryFloorBytes = 0;
+  OpId memoryFloorOp = kNone;
+  int64_t persistentBytes = 0;
+};
+
+struct Plan {
+  Policy policy = Policy::Coop;
+  int64_t budgetBytes = 0;
+  /// Step arguments, placed before the first instruction.
+  std::vector<Allocation> arguments;
+  std::vector<Instruction> instructions;
+  PlanStats stats;
+};
+
+/// Plans a finalized graph. Fails when the budget is below the memory floor
+/// or the policy runs out of memory; the message names the floor or the op.
+Status plan(const Graph &graph, const PlanOptions &options, Plan *out);
+
+/// The smallest budget (a multiple of the alignment) at which plan()
+/// succeeds with these options, found by bisection between the memory floor
+/// and the sum of all allocations. Feasibility is not strictly monotone in B
+/// for a best-fit allocator, so this is the bisection's answer.
+Status minimumBudget(const Graph &graph, PlanOptions options,
+                     int64_t *budgetBytes);
+
+/// Replays `plan` on its own, without the planner's code, and proves it
+/// safe: allocations inside [0, budget) and disjoint, inputs resident with
+/// the right version, nothing freed twice or used after it was dropped, and
+/// the final persistent state and step outputs of the unconstrained step
+/// resident at the end. Messages name the instruction index and the op.
+Status verifyPlan(const Graph &graph, const Plan &plan, int64_t budgetBytes);
+
+} // namespace coop::planner
+
+#endif // COOP_PLANNER_PLAN_H

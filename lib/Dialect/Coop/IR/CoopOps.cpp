@@ -1,0 +1,141 @@
+//===- CoopOps.cpp - coop dialect operations ------------------------------===//
+
+#include "coop/Dialect/Coop/IR/CoopOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::coop;
+
+#include "coop/Dialect/Coop/IR/CoopEnums.cpp.inc"
+
+FailureOr<int64_t> mlir::coop::getTensorByteSize(RankedTensorType type) {
+  if (!type.hasStaticShape())
+    return failure();
+  Type element = type.getElementType();
+  int64_t elementBytes;
+  if (auto complex = dyn_cast<ComplexType>(element))
+    element = complex.getElementType();
+  if (element.isIndex())
+    elementBytes = 8;
+  else if (element.isIntOrFloat())
+    elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+  else
+    return failure();
+  if (isa<ComplexType>(type.getElementType()))
+    elementBytes *= 2;
+  int64_t bytes = elementBytes;
+  for (int64_t dim : type.getShape())
+    if (__builtin_mul_overflow(bytes, dim, &bytes))
+      return failure();
+  return bytes;
+}
+
+bool mlir::coop::isRandomKernel(StringRef kernel) {
+  // Strip an overload suffix: "aten.bernoulli_.float" -> "aten.bernoulli_".
+  StringRef base = kernel;
+  if (base.count('.') > 1)
+    base = base.substr(0, base.find('.', base.find('.') + 1));
+  return llvm::StringSwitch<bool>(base)
+      .Cases("aten.native_dropout", "aten.dropout", "aten.bernoulli",
+             "aten.bernoulli_", "aten.rand", "aten.rand_like", true)
+      .Cases("aten.randn", "aten.randn_like", "aten.randint",
+             "aten.randint_like", "aten.randperm", "aten.normal", true)
+      .Cases("aten.normal_", "aten.uniform_", "aten.exponential_",
+             "aten.multinomial", "aten.rrelu_with_noise", true)
+      .Default(false);
+}
+
+/// Every tensor the op touches needs a byte size for the planner.
+static LogicalResult verifyByteSizes(Operation *op) {
+  auto check = [&](Type type, StringRef kind,
+                   unsigned index) -> LogicalResult {
+    if (succeeded(getTensorByteSize(cast<RankedTensorType>(type))))
+      return success();
+    return op->emitOpError() << kind << " #" << index << " has type " << type
+                             << ", whose element type has no fixed byte width"
+                                " or whose size overflows";
+  };
+  for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", index)))
+      return failure();
+  for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", index)))
+      return failure();
+  return success();
+}
+
+std::optional<unsigned> ComputeOp::getInplaceOperand(unsigned index) {
+  std::optional<ArrayRef<int64_t>> inplace = getInplace();
+  if (!inplace || (*inplace)[index] < 0)
+    return std::nullopt;
+  return static_cast<unsigned>((*inplace)[index]);
+}
+
+LogicalResult ComputeOp::verify() {
+  if (getKernel().empty())
+    return emitOpError("needs a non-empty 'kernel' name");
+  if (failed(verifyByteSizes(*this)))
+    return failure();
+  if (FloatAttr cost = getCostUsAttr()) {
+    double us = cost.getValueAsDouble();
+    if (!std::isfinite(us) || us < 0)
+      return emitOpError() << "'cost_us' must be a finite, non-negative time "
+                              "in microseconds, got "
+                           << us;
+  }
+  if (std::optional<int64_t> workspace = getWorkspaceBytes())
+    if (*workspace < 0)
+      return emitOpError() << "'workspace_bytes' must be non-negative, got "
+                           << *workspace;
+  if (isRandomKernel(getKernel()) && !getRng())
+    return emitOpError() << "'" << getKernel()
+                         << "' is a random kernel and needs an 'rng' attribute "
+                            "(seed and offset) so that it can be recomputed";
+
+  std::optional<ArrayRef<int64_t>> inplace = getInplace();
+  if (!inplace)
+    return success();
+  if (inplace->size() != getNumResults())
+    return emitOpError() << "'inplace' has " << inplace->size()
+                         << " entries but the op has " << getNumResults()
+                         << " results";
+  llvm::SmallDenseSet<int64_t> overwritten;
+  for (auto [index, operand] : llvm::enumerate(*inplace)) {
+    if (operand == -1)
+      continue;
+    if (operand < 0 || operand >= static_cast<int64_t>(getNumOperands()))
+      return emitOpError() << "result #" << index
+                           << " overwrites unknown storage: operand #"
+                           << operand << " does not exist (the op has "
+                           << getNumOperands() << " operands)";
+    if (!overwritten.insert(operand).second)
+      return emitOpError() << "operand #" << operand
+                           << " is overwritten in place by more than one "
+                              "result";
+    Type target = getOperand(operand).getType();
+    Type written = getResult(index).getType();
+    if (target != written)
+      return emitOpError() << "result #" << index << " overwrites operand #"
+                           << operand << " in place, so it must have the "
+                           << "operand's type " << target << ", not "
+                           << written;
+  }
+  return success();
+}
+
+LogicalResult ViewOp::verify() {
+  if (getKernel().empty())
+    return emitOpError("needs a non-empty 'kernel' name");
+  if (getNumResults() == 0)
+    return emitOpError("must produce at least one view");
+  return verifyByteSizes(*this);
+}
+
+#define GET_OP_CLASSES
+#include "coop/Dialect/Coop/IR/CoopOps.cpp.inc"

@@ -1,0 +1,787 @@
+//===- Planner.cpp - Replays a step through a simulated arena -------------===//
+//
+// The simulator runs the ops in program order. Before an op runs it pins the
+// op's whole recompute closure, recomputes missing inputs depth first,
+// allocates outputs (evicting when best fit fails) and workspace, emits the
+// instruction, then unpins and frees every value past its last use. The
+// policy only decides which resident values to evict. docs/planner.md
+// explains the algorithm and where it departs from the published one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coop/Planner/Plan.h"
+
+#include "coop/Planner/Arena.h"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <limits>
+
+namespace coop::planner {
+
+const char *policyName(Policy policy) {
+  switch (policy) {
+  case Policy::None:
+    return "none";
+  case Policy::Coop:
+    return "coop";
+  case Policy::DTR:
+    return "dtr";
+  case Policy::DTE:
+    return "dte";
+  }
+  return "unknown";
+}
+
+namespace {
+
+/// Last use of values that must outlive the step.
+constexpr int32_t kForever = std::numeric_limits<int32_t>::max();
+/// Arena owner of an op's scratch space.
+constexpr int32_t kWorkspaceOwner = -2;
+/// Staleness floor, so a just-touched tensor scores high instead of
+/// dividing by zero.
+constexpr double kStalenessEpsilon = 1e-9;
+/// Relative tolerance for "strictly cheaper" windows: sliding sums drift.
+constexpr double kCostTolerance = 1e-9;
+
+int64_t alignUp(int64_t bytes, int64_t alignment) {
+  // Zero-byte values still get a distinct address.
+  bytes = std::max<int64_t>(bytes, 1);
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+/// Groups of evicted values for DTR's e* neighbourhood cost.
+class CostUnionFind {
+public:
+  int32_t make(double cost) {
+    parent_.push_back(static_cast<int32_t>(parent_.size()));
+    cost_.push_back(cost);
+    return parent_.back();
+  }
+  int32_t find(int32_t node) {
+    while (parent_[node] != node) {
+      parent_[node] = parent_[parent_[node]];
+      node = parent_[node];
+    }
+    return node;
+  }
+  void unite(int32_t a, int32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a == b)
+      return;
+    parent_[b] = a;
+    cost_[a] += cost_[b];
+  }
+  double cost(int32_t root) const { return cost_[root]; }
+  void subtract(int32_t root, double cost) {
+    cost_[root] = std::max(0.0, cost_[root] - cost);
+  }
+
+private:
+  std::vector<int32_t> parent_;
+  std::vector<double> cost_;
+};
+
+/// What the planner knows about the step before simulating it. Values are
+/// indexed by TensorId; only "contents" (non-view values) own buffers.
+struct StepAnalysis {
+  std::vector<TensorId> content;  // follows viewOf to the buffer-owning value
+  std::vector<int32_t> lastUse;   // last op reading the content; kForever
+  std::vector<char> persistent;
+  std::vector<char> recomputable; // its producer can be re-run
+  std::vector<char> evictable;    // may be dropped while it still has uses
+  std::vector<char> expensive;    // two-ended class
+  std::vector<std::vector<TensorId>> dieAt; // contents whose lastUse is op k
+  int64_t persistentBytes = 0;
+  int64_t floorBytes = 0;
+  OpId floorOp = kNone;
+};
+
+bool isExpensiveKernel(const Op &op, int64_t bytes,
+                       const PlanOptions &options) {
+  for (const std::string &pattern : options.expensiveKernelSubstrings)
+    if (op.name.find(pattern) != std::string::npos)
+      return true;
+  return options.expensiveCostDensity > 0 && bytes > 0 &&
+         op.costUs / double(bytes) >= options.expensiveCostDensity;
+}
+
+StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
+  const size_t n = g.tensors.size();
+  const int32_t opCount = static_cast<int32_t>(g.ops.size());
+  StepAnalysis a;
+  a.content.resize(n);
+  a.lastUse.assign(n, -1);
+  a.persistent.assign(n, 0);
+  a.recomputable.assign(n, 0);
+  a.evictable.assign(n, 0);
+  a.expensive.assign(n, 0);
+  a.dieAt.resize(g.ops.size());
+
+  for (size_t i = 0; i < n; ++i) {
+    TensorId t = static_cast<TensorId>(i);
+    while (g.tensors[t].viewOf != kNone)
+      t = g.tensors[t].viewOf;
+    a.content[i] = t;
+    a.persistent[i] = g.isPersistent(static_cast<TensorId>(i));
+  }
+
+  // The final version of a persistent storage is the one produced last.
+  std::vector<TensorId> finalVersion(n, kNone);
+  for (size_t i = 0; i < n; ++i) {
+    if (a.content[i] != TensorId(i) || !a.persistent[i])
+      continue;
+    TensorId root = g.storageOf(static_cast<TensorId>(i));
+    TensorId &fin = finalVersion[root];
+    if (fin == kNone || g.tensors[i].producer > g.tensors[fin].producer)
+      fin = static_cast<TensorId>(i);
+  }
+
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor &t = g.tensors[i];
+    int32_t &last = a.lastUse[a.content[i]];
+    last = std::max<int32_t>(last, t.producer);
+    if (!t.consumers.empty())
+      last = std::max<int32_t>(last, t.consumers.back());
+    if (t.isStepOutput)
+      last = kForever;
+    if (finalVersion[i] != kNone)
+      a.lastUse[finalVersion[i]] = kForever;
+  }
+
+  // A value can be recomputed at op k if every input of its producer is
+  // still available then; `avail` is the last op at which a value can be
+  // had (resident, or recomputable from available inputs).
+  std::vector<int32_t> horizon(n, kForever);
+  std::vector<int32_t> avail(n, -1);
+  for (size_t i = 0; i < n; ++i)
+    if (g.tensors[i].producer == kNone)
+      avail[i] = a.lastUse[i];
+  for (OpId k = 0; k < opCount; ++k) {
+    const Op &op = g.ops[k];
+    if (op.isView)
+      continue;
+    bool rerunnable = true;
+    bool hasInPlaceOutput = false;
+    for (TensorId out : op.outputs) {
+      rerunnable &= !a.persistent[out];
+      hasInPlaceOutput |= g.tensors[out].previousVersion != kNone;
+    }
+    // Re-running a multi-output op that writes in place would have to
+    // rewrite some results where they already live: not supported.
+    rerunnable &= !(hasInPlaceOutput && op.outputs.size() > 1);
+    int32_t inputsAvailable = kForever;
+    for (TensorId in : op.inputs)
+      inputsAvailable = std::min(inputsAvailable, avail[a.content[in]]);
+    for (TensorId out : op.outputs) {
+      a.recomputable[out] = rerunnable;
+      horizon[out] = inputsAvailable;
+      a.evictable[out] = rerunnable && !a.persistent[out] &&
+                         a.lastUse[out] != kForever &&
+                         a.lastUse[out] <= inputsAvailable;
+      avail[out] = rerunnable ? std::max(a.lastUse[out], inputsAvailable)
+                              : a.lastUse[out];
+      a.expensive[out] = isExpensiveKernel(op, g.tensors[out].bytes, options);
+      if (a.lastUse[out] >= 0 && a.lastUse[out] < opCount)
+        a.dieAt[a.lastUse[out]].push_back(out);
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (g.tensors[i].producer == kNone) {
+      a.persistentBytes += alignUp(g.tensors[i].bytes, options.alignment);
+      if (a.lastUse[i] >= 0 && a.lastUse[i] < opCount)
+        a.dieAt[a.lastUse[i]].push_back(static_cast<TensorId>(i));
+    }
+
+  // Floor: persistent state plus the largest set of buffers one op needs at
+  // once: its transient inputs, the outputs that cannot reuse an operand's
+  // buffer, and its workspace.
+  a.floorBytes = a.persistentBytes;
+  for (OpId k = 0; k < opCount; ++k) {
+    const Op &op = g.ops[k];
+    std::vector<TensorId> buffers;
+    for (TensorId in : op.inputs)
+      if (!a.persistent[a.content[in]])
+        buffers.push_back(a.content[in]);
+    std::sort(buffers.begin(), buffers.end());
+    buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
+    int64_t bytes = op.workspaceBytes > 0
+                        ? alignUp(op.workspaceBytes, options.alignment)
+                        : 0;
+    for (TensorId b : buffers)
+      bytes += alignUp(g.tensors[b].bytes, options.alignment);
+    if (!op.isView)
+      for (TensorId out : op.outputs) {
+        TensorId prev = g.tensors[out].previousVersion;
+        bool reusesOperand = false;
+        if (prev != kNone && options.recomputableInPlace) {
+          TensorId operand = a.content[prev];
+          reusesOperand = a.lastUse[operand] == k ||
+                          (options.policy != Policy::None &&
+                           a.evictable[operand]);
+        }
+        if (!reusesOperand)
+          bytes += alignUp(g.tensors[out].bytes, options.alignment);
+      }
+    if (a.persistentBytes + bytes > a.floorBytes) {
+      a.floorBytes = a.persistentBytes + bytes;
+      a.floorOp = k;
+    }
+  }
+  return a;
+}
+
+class Simulator {
+public:
+  Simulator(const Graph &graph, const PlanOptions &options, Plan &plan)
+      : g_(graph), options_(options), plan_(plan),
+        a_(analyse(graph, options)), values_(graph.tensors.size()),
+        opStamp_(graph.ops.size(), 0) {}
+
+  Status run();
+
+private:
+  struct Value {
+    bool resident = false;
+    Arena *region = nullptr;
+    int64_t offset = -1;
+    int64_t size = 0;
+    int32_t pins = 0;
+    double lastAccess = 0;
+    int32_t group = -1; // union-find node while gone
+  };
+
+  Status runOp(OpId k);
+  void pinClosure(TensorId content);
+  Status ensureResident(TensorId content);
+  Status execute(OpId op, bool isRecompute);
+  bool shouldConsumeOperand(TensorId operand, TensorId output,
+                            bool isRecompute);
+  Status allocate(int64_t size, int32_t owner, bool expensive,
+                  const std::string &what, Arena **region, int64_t *offset);
+  bool fitsWithoutEviction(int64_t size) const;
+  bool makeRoom(Arena &region, int64_t size);
+  bool evictWindow(Arena &region, int64_t size);
+  bool evictLowestScore(Arena &region, int64_t size);
+  bool evictableNow(TensorId t) const {
+    return a_.evictable[t] && values_[t].resident && values_[t].pins == 0;
+  }
+  double score(TensorId t, const Arena &region);
+  double neighbourhoodCost(TensorId t);
+  void pin(TensorId t) {
+    ++values_[t].pins;
+    pinned_.push_back(t);
+  }
+  void place(TensorId t, Arena *region, int64_t offset, int64_t size);
+  void drop(TensorId t, InstructionKind how);
+  void markGone(TensorId t);
+  void noteAllocated(int64_t offset, int64_t size);
+  std::string describeOp(OpId op) const {
+    return "op #" + std::to_string(op) + " '" + g_.ops[op].name + "'";
+  }
+
+  const Graph &g_;
+  const PlanOptions &options_;
+  Plan &plan_;
+  const StepAnalysis a_;
+  std::vector<Value> values_;
+  Arena main_, small_;
+  CostUnionFind groups_;
+  double clock_ = 0;
+  OpId currentOp_ = kNone;
+  uint32_t epoch_ = 0;
+  std::vector<uint32_t> opStamp_; // closure visits of the current op
+  std::vector<TensorId> pinned_;
+  std::vector<TensorId> recomputedNow_;
+  int64_t allocatedBytes_ = 0;
+  double fragmentationSum_ = 0;
+};
+
+void Simulator::noteAllocated(int64_t offset, int64_t size) {
+  allocatedBytes_ += size;
+  PlanStats &s = plan_.stats;
+  s.peakAllocatedBytes = std::max(s.peakAllocatedBytes, allocatedBytes_);
+  s.addressHighWater = std::max(s.addressHighWater, offset + size);
+}
+
+void Simulator::place(TensorId t, Arena *region, int64_t offset,
+                      int64_t size) {
+  Value &v = values_[t];
+  v.resident = true;
+  v.region = region;
+  v.offset = offset;
+  v.size = size;
+  if (v.group >= 0) {
+    // Recomputed: approximately split it back out of its evicted group.
+    const OpId producer = g_.tensors[t].producer;
+    groups_.subtract(groups_.find(v.group), g_.ops[producer].costUs);
+    v.group = -1;
+  }
+}
+
+void Simulator::markGone(TensorId t) {
+  Value &v = values_[t];
+  v.resident = false;
+  v.region = nullptr;
+  if (!a_.recomputable[t])
+    return;
+  // Merge with the evicted neighbours of its producer (DTR's e*).
+  const Op &producer = g_.ops[g_.tensors[t].producer];
+  v.group = groups_.make(producer.costUs);
+  auto merge = [&](TensorId other) {
+    TensorId c = a_.content[other];
+    if (c != t && values_[c].group >= 0)
+      groups_.unite(v.group, values_[c].group);
+  };
+  for (TensorId in : producer.inputs)
+    merge(in);
+  for (TensorId out : producer.outputs)
+    merge(out);
+}
+
+void Simulator::drop(TensorId t, InstructionKind how) {
+  Instruction ins;
+  ins.kind = how;
+  ins.tensor = t;
+  plan_.instructions.push_back(std::move(ins));
+  Value &v = values_[t];
+  v.region->release(v.offset);
+  allocatedBytes_ -= v.size;
+  markGone(t);
+  if (how == InstructionKind::Evict)
+    ++plan_.stats.evictionCount;
+}
+
+double Simulator::neighbourhoodCost(TensorId t) {
+  const Op &producer = g_.ops[g_.tensors[t].producer];
+  double cost = producer.costUs;
+  int32_t roots[16];
+  int rootCount = 0;
+  auto add = [&](TensorId other) {
+    TensorId c = a_.content[other];
+    if (c == t || values_[c].group < 0)
+      return;
+    int32_t root = groups_.find(values_[c].group);
+    for (int i = 0; i < rootCount; ++i)
+      if (roots[i] == root)
+        return;
+    if (rootCount < 16)
+      roots[rootCount++] = root;
+    cost += groups_.cost(root);
+  };
+  for (TensorId in : producer.inputs)
+    add(in);
+  for (TensorId out : producer.outputs)
+    add(out);
+  return cost;
+}
+
+double Simulator::score(TensorId t, const Arena &region) {
+  const Value &v = values_[t];
+  const double staleness =
+      std::max(clock_ - v.lastAccess, kStalenessEpsilon);
+  const double cost = neighbourhoodCost(t);
+  switch (options_.policy) {
+  case Policy::DTR:
+    return cost / (staleness * double(v.size));
+  case Policy::DTE:
+    return cost /
+           (staleness * double(v.size + region.freeBytesAround(v.offset)));
+  case Policy::None:
+  case Policy::Coop:
+    break;
+  }
+  return cost / staleness;
+}
+
+bool Simulator::evictWindow(Arena &region, int64_t size) {
+  struct Slot {
+    int64_t offset, size;
+    double cost;
+    bool barrier;
+  };
+  std::vector<Slot> slots;
+  slots.reserve(region.pieces().size());
+  for (const auto &[offset, piece] : region.pieces()) {
+    if (piece.owner == Arena::kFree)
+      slots.push_back({offset, piece.size, 0.0, false});
+    else if (piece.owner >= 0 && evictableNow(piece.owner))
+      slots.push_back({offset, piece.size, score(piece.owner, region), false});
+    else
+      slots.push_back({offset, piece.size, 0.0, true});
+  }
+
+  // Two pointers: grow `hi` until the window holds `size` bytes, record it
+  // when strictly cheaper, then shrink from `lo`. Barriers restart it.
+  size_t lo = 0, bestLo = 0, bestHi = 0;
+  int64_t bytes = 0;
+  double cost = 0, bestCost = std::numeric_limits<double>::infinity();
+  for (size_t hi = 0; hi < slots.size(); ++hi) {
+    if (slots[hi].barrier) {
+      lo = hi + 1;
+      bytes = 0;
+      cost = 0;
+      continue;
+    }
+    bytes += slots[hi].size;
+    cost += slots[hi].cost;
+    while (bytes >= size) {
+      if (cost < bestCost - kCostTolerance * std::max(1.0, bestCost)) {
+        bestCost = cost;
+        bestLo = lo;
+        bestHi = hi + 1;
+      }
+      bytes -= slots[lo].size;
+      cost -= slots[lo].cost;
+      ++lo;
+    }
+    if (lo > hi)
+      cost = 0; // an empty window costs exactly nothing
+  }
+  if (bestHi == 0)
+    return false;
+  std::vector<TensorId> victims;
+  for (size_t i = bestLo; i < bestHi; ++i) {
+    int32_t owner = region.pieces().at(slots[i].offset).owner;
+    if (owner >= 0)
+      victims.push_back(owner);
+  }
+  for (TensorId victim : victims)
+    drop(victim, InstructionKind::Evict);
+  return true;
+}
+
+bool Simulator::evictLowestScore(Arena &region, int64_t size) {
+  while (!region.fits(size)) {
+    TensorId victim = kNone;
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto &[offset, piece] : region.pieces()) {
+      if (piece.owner < 0 || !evictableNow(piece.owner))
+        continue;
+      double s = score(piece.owner, region);
+      if (victim == kNone || s < best) {
+        best = s;
+        victim = piece.owner;
+      }
+    }
+    if (victim == kNone)
+      return false;
+    drop(victim, InstructionKind::Evict);
+  }
+  return true;
+}
+
+bool Simulator::makeRoom(Arena &region, int64_t size) {
+  // Only the choice of victims is timed; evict bookkeeping is not search.
+  // Window: one scan chooses every victim. Loop: time the whole loop, whose
+  // cost is dominated by the repeated scans.
+  auto start = std::chrono::steady_clock::now();
+  bool ok = options_.policy == Policy::Coop && options_.slidingWindow
+                ? evictWindow(region, size)
+                : evictLowestScore(region, size);
+  plan_.stats.evictionSearchSeconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return ok;
+}
+
+bool Simulator::fitsWithoutEviction(int64_t size) const {
+  if (small_.size() > 0 && size <= options_.smallTensorBytes &&
+      small_.fits(size))
+    return true;
+  return main_.fits(size);
+}
+
+Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
+                           const std::string &what, Arena **region,
+                           int64_t *offset) {
+  const bool atHighEdge = options_.twoEndedPartitioning && !expensive;
+  std::vector<Arena *> regions;
+  if (small_.size() > 0 && size <= options_.smallTensorBytes)
+    regions.push_back(&small_);
+  regions.push_back(&main_);
+  for (Arena *r : regions)
+    if ((*offset = r->allocate(size, owner, atHighEdge)) >= 0) {
+      *region = r;
+      noteAllocated(*offset, size);
+      return Status::ok();
+    }
+  if (options_.policy != Policy::None)
+    for (Arena *r : regions)
+      if (makeRoom(*r, size)) {
+        *offset = r->allocate(size, owner, atHighEdge);
+        assert(*offset >= 0);
+        *region = r;
+        noteAllocated(*offset, size);
+        ++plan_.stats.evictionEvents;
+        fragmentationSum_ += double(main_.freeBytes() + small_.freeBytes()) /
+                             double(options_.budgetBytes);
+        return Status::ok();
+      }
+  int64_t largest = main_.largestFreePiece();
+  if (small_.size() > 0)
+    largest = std::max(largest, small_.largestFreePiece());
+  std::string message =
+      "out of memory at " + describeOp(currentOp_) + " under policy " +
+      policyName(options_.policy) + ": cannot place " + std::to_string(size) +
+      " bytes for " + what + " in a budget of " +
+      std::to_string(options_.budgetBytes) + " bytes (largest free piece " +
+      std::to_string(largest) + ", " +
+      std::to_string(main_.freeBytes() + small_.freeBytes()) +
+      " bytes free, memory floor " + std::to_string(a_.floorBytes) + ")";
+  if (options_.policy == Policy::None)
+    message += "; the step without rematerialization needs at least " +
+               std::to_string(computeMemoryStats(g_).peakLiveBytes) +
+               " live bytes";
+  return Status::error(message);
+}
+
+bool Simulator::shouldConsumeOperand(TensorId operand, TensorId output,
+                                     bool isRecompute) {
+  const Value &v = values_[operand];
+  if (!v.resident || !options_.recomputableInPlace)
+    return false;
+  if (a_.lastUse[operand] == currentOp_)
+    return true; // nobody reads the old value after this op
+  if (options_.policy == Policy::None || !a_.evictable[operand])
+    return false;
+  if (isRecompute) // only this recomputation wanted the operand back
+    return v.pins == 1;
+  // The old value is still read later. Keeping it costs nothing while memory
+  // allows; otherwise it becomes a virtual evicted value (Coop's in-place).
+  return !fitsWithoutEviction(
+      alignUp(g_.tensors[output].bytes, options_.alignment));
+}
+
+Status Simulator::execute(OpId k, bool isRecompute) {
+  const Op &op = g_.ops[k];
+  Instruction ins;
+  ins.kind = isRecompute ? InstructionKind::Recompute : InstructionKind::Run;
+  ins.op = k;
+  for (TensorId out : op.outputs) {
+    if (values_[out].resident)
+      continue; // a sibling of a recomputed value: rewritten where it is
+    const TensorId prev = g_.tensors[out].previousVersion;
+    if (prev != kNone && shouldConsumeOperand(a_.content[prev], out,
+                                              isRecompute)) {
+      // The buffer keeps its address and now holds the new version.
+      const TensorId operand = a_.content[prev];
+      Value old = values_[operand];
+      old.region->reassign(old.offset, out);
+      markGone(operand);
+      place(out, old.region, old.offset, old.size);
+      ins.outputs.push_back({out, old.offset, old.size, true});
+      pin(out);
+      continue;
+    }
+    const int64_t size = alignUp(g_.tensors[out].bytes, options_.alignment);
+    Arena *region = nullptr;
+    int64_t offset = -1;
+    Status st = allocate(size, out, a_.expensive[out],
+                         "'" + g_.tensors[out].name + "'", &region, &offset);
+    if (!st)
+      return st;
+    place(out, region, offset, size);
+    ins.outputs.push_back({out, offset, size, false});
+    pin(out);
+  }
+  Arena *wsRegion = nullptr;
+  if (op.workspaceBytes > 0) {
+    ins.workspaceBytes = alignUp(op.workspaceBytes, options_.alignment);
+    bool expensive = isExpensiveKernel(op, ins.workspaceBytes, options_);
+    Status st = allocate(ins.workspaceBytes, kWorkspaceOwner, expensive,
+                         "the workspace of " + describeOp(k), &wsRegion,
+                         &ins.workspaceOffset);
+    if (!st)
+      return st;
+  }
+  plan_.instructions.push_back(std::move(ins));
+  if (wsRegion) {
+    wsRegion->release(plan_.instructions.back().workspaceOffset);
+    allocatedBytes_ -= plan_.instructions.back().workspaceBytes;
+  }
+
+  clock_ += op.costUs;
+  plan_.stats.executedCostUs += op.costUs;
+  for (TensorId in : op.inputs)
+    values_[a_.content[in]].lastAccess = clock_;
+  for (TensorId out : op.outputs)
+    values_[out].lastAccess = clock_;
+  if (isRecompute) {
+    ++plan_.stats.recomputeCount;
+    recomputedNow_.insert(recomputedNow_.end(), op.outputs.begin(),
+                          op.outputs.end());
+  }
+  return Status::ok();
+}
+
+void Simulator::pinClosure(TensorId content) {
+  pin(content);
+  if (values_[content].resident || !a_.recomputable[content])
+    return;
+  const OpId producer = g_.tensors[content].producer;
+  if (opStamp_[producer] == epoch_)
+    return;
+  opStamp_[producer] = epoch_;
+  for (TensorId in : g_.ops[producer].inputs)
+    pinClosure(a_.content[in]);
+}
+
+Status Simulator::ensureResident(TensorId content) {
+  if (values_[content].resident)
+    return Status::ok();
+  if (!a_.recomputable[content])
+    return Status::error("internal error at " + describeOp(currentOp_) +
+                         ": '" + g_.tensors[content].name +
+                         "' is gone and cannot be recomputed");
+  const OpId producer = g_.tensors[content].producer;
+  for (TensorId in : g_.ops[producer].inputs) {
+    Status st = ensureResident(a_.content[in]);
+    if (!st)
+      return st;
+  }
+  return execute(producer, /*isRecompute=*/true);
+}
+
+Status Simulator::runOp(OpId k) {
+  currentOp_ = k;
+  ++epoch_;
+  const Op &op = g_.ops[k];
+  for (TensorId in : op.inputs)
+    pinClosure(a_.content[in]);
+  for (TensorId in : op.inputs) {
+    Status st = ensureResident(a_.content[in]);
+    if (!st)
+      return st;
+  }
+  if (op.isView) {
+    // Aliases its source: nothing to allocate or compute.
+    Instruction ins;
+    ins.op = k;
+    plan_.instructions.push_back(std::move(ins));
+    values_[a_.content[op.inputs[0]]].lastAccess = clock_;
+  } else {
+    Status st = execute(k, /*isRecompute=*/false);
+    if (!st)
+      return st;
+  }
+
+  for (TensorId t : pinned_)
+    --values_[t].pins;
+  pinned_.clear();
+  // Values past their last use go now, including those brought back only
+  // to feed this op's recomputations.
+  for (TensorId t : a_.dieAt[k])
+    if (values_[t].resident)
+      drop(t, InstructionKind::Free);
+  for (TensorId t : recomputedNow_)
+    if (values_[t].resident && a_.lastUse[t] <= k)
+      drop(t, InstructionKind::Free);
+  recomputedNow_.clear();
+  return Status::ok();
+}
+
+Status Simulator::run() {
+  PlanStats &stats = plan_.stats;
+  stats.memoryFloorBytes = a_.floorBytes;
+  stats.memoryFloorOp = a_.floorOp;
+  stats.persistentBytes = a_.persistentBytes;
+  for (const Op &op : g_.ops)
+    stats.baselineCostUs += op.costUs;
+  if (options_.alignment <= 0)
+    return Status::error("alignment must be positive");
+  if (options_.budgetBytes < a_.floorBytes) {
+    std::string message =
+        "budget of " + std::to_string(options_.budgetBytes) +
+        " bytes is below the memory floor of " +
+        std::to_string(a_.floorBytes) + " bytes (" +
+        std::to_string(a_.persistentBytes) + " persistent";
+    if (a_.floorOp != kNone)
+      message += " + the working set of " + describeOp(a_.floorOp);
+    return Status::error(message + ")");
+  }
+
+  const int64_t usable =
+      options_.budgetBytes / options_.alignment * options_.alignment;
+  const int64_t smallBytes =
+      options_.smallRegionBytes > 0
+          ? std::min(usable, alignUp(options_.smallRegionBytes,
+                                     options_.alignment))
+          : 0;
+  main_ = Arena(0, usable - smallBytes);
+  small_ = Arena(usable - smallBytes, smallBytes);
+
+  // Persistent state first, from the low end, never evicted.
+  for (size_t i = 0; i < g_.tensors.size(); ++i) {
+    if (g_.tensors[i].producer != kNone)
+      continue;
+    const TensorId t = static_cast<TensorId>(i);
+    const int64_t size = alignUp(g_.tensors[t].bytes, options_.alignment);
+    const int64_t offset = main_.allocate(size, t, /*atHighEdge=*/false);
+    if (offset < 0)
+      return Status::error("budget of " +
+                           std::to_string(options_.budgetBytes) +
+                           " bytes cannot hold the persistent state (" +
+                           std::to_string(a_.persistentBytes) + " bytes)");
+    noteAllocated(offset, size);
+    place(t, &main_, offset, size);
+    plan_.arguments.push_back({t, offset, size, false});
+  }
+
+  for (OpId k = 0; k < OpId(g_.ops.size()); ++k) {
+    Status st = runOp(k);
+    if (!st)
+      return st;
+  }
+
+  if (stats.baselineCostUs > 0)
+    stats.computeOverhead = stats.executedCostUs / stats.baselineCostUs - 1;
+  if (stats.evictionEvents > 0)
+    stats.fragmentationRate = fragmentationSum_ / double(stats.evictionEvents);
+  return Status::ok();
+}
+
+} // namespace
+
+Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
+  *out = Plan();
+  out->policy = options.policy;
+  out->budgetBytes = options.budgetBytes;
+  Simulator simulator(graph, options, *out);
+  return simulator.run();
+}
+
+Status minimumBudget(const Graph &graph, PlanOptions options,
+                     int64_t *budgetBytes) {
+  Plan scratch;
+  // A zero budget fails at the floor check, after the floor is recorded.
+  options.budgetBytes = 0;
+  static_cast<void>(plan(graph, options, &scratch));
+  const int64_t align = std::max<int64_t>(options.alignment, 1);
+  int64_t lo = scratch.stats.memoryFloorBytes / align; // in alignment units
+  int64_t hi = lo;
+  for (const Tensor &t : graph.tensors)
+    hi += alignUp(t.bytes, align) / align;
+  for (const Op &op : graph.ops)
+    hi += alignUp(op.workspaceBytes, align) / align;
+  options.budgetBytes = hi * align;
+  Status st = plan(graph, options, &scratch);
+  if (!st)
+    return st;
+  // Invariant: hi succeeds; lo - 1 is known or assumed to fail.
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    options.budgetBytes = mid * align;
+    if (plan(graph, options, &scratch))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  *budgetBytes = hi * align;
+  return Status::ok();
+}
+
+} // namespace coop::planner
