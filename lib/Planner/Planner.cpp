@@ -418,7 +418,7 @@ bool Simulator::evictWindow(Arena &region, int64_t size) {
   // when strictly cheaper, then shrink from `lo`. Barriers restart it.
   size_t lo = 0, bestLo = 0, bestHi = 0;
   int64_t bytes = 0;
-  double cost = 0, bestCost = std::numeric_limits<double>::infinity();
+  double cost = 0, bestCost = 0;
   for (size_t hi = 0; hi < slots.size(); ++hi) {
     if (slots[hi].barrier) {
       lo = hi + 1;
@@ -429,7 +429,9 @@ bool Simulator::evictWindow(Arena &region, int64_t size) {
     bytes += slots[hi].size;
     cost += slots[hi].cost;
     while (bytes >= size) {
-      if (cost < bestCost - kCostTolerance * std::max(1.0, bestCost)) {
+      const bool first = bestHi == 0;
+      if (first ||
+          cost < bestCost - kCostTolerance * std::max(1.0, bestCost)) {
         bestCost = cost;
         bestLo = lo;
         bestHi = hi + 1;

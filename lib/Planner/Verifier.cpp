@@ -1,0 +1,313 @@
+//===- Verifier.cpp - Independent replay of a plan ------------------------===//
+//
+// Deliberately shares no code with the simulator: it keeps its own map of
+// occupied address ranges and its own record of which value each buffer
+// holds, and checks every instruction against the graph alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coop/Planner/Plan.h"
+
+#include <map>
+
+namespace coop::planner {
+namespace {
+
+enum class ValueState { NotYetWritten, Resident, Evicted, Freed, Overwritten };
+
+struct Occupant {
+  int64_t end = 0;
+  TensorId value = kNone; // kNone: an op's workspace
+};
+
+class PlanReplay {
+public:
+  PlanReplay(const Graph &graph, const Plan &plan, int64_t budget)
+      : g_(graph), plan_(plan), budget_(budget),
+        state_(graph.tensors.size(), ValueState::NotYetWritten),
+        offset_(graph.tensors.size(), -1),
+        overwrittenBy_(graph.tensors.size(), kNone) {}
+
+  Status run();
+
+private:
+  TensorId contentOf(TensorId t) const {
+    while (g_.tensors[t].viewOf != kNone)
+      t = g_.tensors[t].viewOf;
+    return t;
+  }
+  std::string name(TensorId t) const { return "'" + g_.tensors[t].name + "'"; }
+  std::string where(size_t index) const;
+  Status fail(const std::string &message) const {
+    return Status::error(where(index_) + ": " + message);
+  }
+  Status claim(int64_t offset, int64_t size, TensorId value);
+  void release(int64_t offset) { occupied_.erase(offset); }
+  Status checkReadable(TensorId t, OpId op) const;
+  Status runOp(const Instruction &ins, bool isRecompute);
+  Status placeOutput(const Allocation &a);
+  Status dropValue(const Instruction &ins);
+  Status checkFinalState() const;
+
+  const Graph &g_;
+  const Plan &plan_;
+  const int64_t budget_;
+  std::vector<ValueState> state_;
+  std::vector<int64_t> offset_;
+  std::vector<TensorId> overwrittenBy_;
+  std::map<int64_t, Occupant> occupied_;
+  OpId nextOp_ = 0;
+  size_t index_ = 0;
+  bool placingArguments_ = true;
+};
+
+std::string PlanReplay::where(size_t index) const {
+  if (placingArguments_)
+    return "argument placement #" + std::to_string(index);
+  if (index >= plan_.instructions.size())
+    return "end of plan";
+  const Instruction &ins = plan_.instructions[index];
+  std::string at = "instruction #" + std::to_string(index);
+  switch (ins.kind) {
+  case InstructionKind::Run:
+  case InstructionKind::Recompute:
+    return at + (ins.kind == InstructionKind::Run ? " (run" : " (recompute") +
+           " op #" + std::to_string(ins.op) + " '" +
+           (ins.op >= 0 && size_t(ins.op) < g_.ops.size() ? g_.ops[ins.op].name
+                                                           : "?") +
+           "')";
+  case InstructionKind::Evict:
+  case InstructionKind::Free:
+    return at + (ins.kind == InstructionKind::Evict ? " (evict " : " (free ") +
+           (ins.tensor >= 0 && size_t(ins.tensor) < g_.tensors.size()
+                ? name(ins.tensor)
+                : "?") +
+           ")";
+  }
+  return at;
+}
+
+Status PlanReplay::claim(int64_t offset, int64_t size, TensorId value) {
+  const std::string what =
+      value == kNone ? std::string("workspace") : name(value);
+  if (size <= 0 || offset < 0 || offset + size > budget_)
+    return fail(what + " at [" + std::to_string(offset) + ", " +
+                std::to_string(offset + size) + ") lies outside the arena [0, " +
+                std::to_string(budget_) + ")");
+  auto next = occupied_.lower_bound(offset);
+  auto clash = [&](const std::map<int64_t, Occupant>::iterator &it) {
+    return fail(what + " at [" + std::to_string(offset) + ", " +
+                std::to_string(offset + size) + ") overlaps " +
+                (it->second.value == kNone ? std::string("workspace")
+                                           : name(it->second.value)) +
+                " at [" + std::to_string(it->first) + ", " +
+                std::to_string(it->second.end) + ")");
+  };
+  if (next != occupied_.end() && next->first < offset + size)
+    return clash(next);
+  if (next != occupied_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->second.end > offset)
+      return clash(prev);
+  }
+  occupied_[offset] = Occupant{offset + size, value};
+  return Status::ok();
+}
+
+Status PlanReplay::checkReadable(TensorId t, OpId op) const {
+  const TensorId c = contentOf(t);
+  const std::string reads = "op #" + std::to_string(op) + " reads " + name(t);
+  switch (state_[c]) {
+  case ValueState::Resident:
+    return Status::ok();
+  case ValueState::NotYetWritten:
+    return fail(reads + " before it is written");
+  case ValueState::Evicted:
+    return fail(reads + " after it was evicted");
+  case ValueState::Freed:
+    return fail(reads + " after it was freed");
+  case ValueState::Overwritten:
+    return fail(reads + ": stale version, its buffer now holds " +
+                name(overwrittenBy_[c]));
+  }
+  return Status::ok();
+}
+
+Status PlanReplay::placeOutput(const Allocation &a) {
+  if (a.tensor < 0 || size_t(a.tensor) >= g_.tensors.size() ||
+      g_.tensors[a.tensor].producer != plan_.instructions[index_].op)
+    return fail("places tensor #" + std::to_string(a.tensor) +
+                " that the op does not produce");
+  const TensorId out = a.tensor;
+  if (state_[out] == ValueState::Resident)
+    return fail("places " + name(out) + " which is already resident");
+  if (a.size < g_.tensors[out].bytes)
+    return fail("gives " + name(out) + " " + std::to_string(a.size) +
+                " bytes but it needs " +
+                std::to_string(g_.tensors[out].bytes));
+  if (a.inPlace) {
+    const TensorId prev = g_.tensors[out].previousVersion;
+    if (prev == kNone)
+      return fail(name(out) + " is placed in place but overwrites nothing");
+    const TensorId operand = contentOf(prev);
+    if (state_[operand] != ValueState::Resident ||
+        offset_[operand] != a.offset ||
+        occupied_.at(a.offset).end != a.offset + a.size)
+      return fail(name(out) + " is written in place at offset " +
+                  std::to_string(a.offset) + " where " + name(operand) +
+                  " does not live");
+    state_[operand] = ValueState::Overwritten;
+    overwrittenBy_[operand] = out;
+    occupied_[a.offset].value = out;
+  } else {
+    Status st = claim(a.offset, a.size, out);
+    if (!st)
+      return st;
+  }
+  state_[out] = ValueState::Resident;
+  offset_[out] = a.offset;
+  return Status::ok();
+}
+
+Status PlanReplay::runOp(const Instruction &ins, bool isRecompute) {
+  if (ins.op < 0 || size_t(ins.op) >= g_.ops.size())
+    return fail("names unknown op");
+  const Op &op = g_.ops[ins.op];
+  if (!isRecompute && ins.op != nextOp_)
+    return fail("runs out of program order; expected op #" +
+                std::to_string(nextOp_));
+  if (isRecompute) {
+    if (ins.op >= nextOp_)
+      return fail("recomputes an op that has not run yet");
+    if (op.isView)
+      return fail("recomputes a view");
+    for (TensorId out : op.outputs)
+      if (g_.isPersistent(out))
+        return fail("recomputes an op that writes persistent state " +
+                    name(out));
+  }
+  for (TensorId in : op.inputs) {
+    Status st = checkReadable(in, ins.op);
+    if (!st)
+      return st;
+  }
+  if (op.isView) {
+    if (!ins.outputs.empty() || ins.workspaceBytes != 0)
+      return fail("allocates memory for a view");
+    ++nextOp_;
+    return Status::ok();
+  }
+  for (const Allocation &a : ins.outputs) {
+    Status st = placeOutput(a);
+    if (!st)
+      return st;
+  }
+  for (TensorId out : op.outputs)
+    if (state_[out] != ValueState::Resident)
+      return fail("leaves output " + name(out) + " without a buffer");
+  if (ins.workspaceBytes > 0) {
+    Status st = claim(ins.workspaceOffset, ins.workspaceBytes, kNone);
+    if (!st)
+      return st;
+    release(ins.workspaceOffset);
+  } else if (op.workspaceBytes > 0) {
+    return fail("runs without its " + std::to_string(op.workspaceBytes) +
+                "-byte workspace");
+  }
+  if (!isRecompute)
+    ++nextOp_;
+  return Status::ok();
+}
+
+Status PlanReplay::dropValue(const Instruction &ins) {
+  if (ins.tensor < 0 || size_t(ins.tensor) >= g_.tensors.size())
+    return fail("names unknown tensor");
+  const TensorId t = ins.tensor;
+  const bool evict = ins.kind == InstructionKind::Evict;
+  if (state_[t] != ValueState::Resident)
+    return fail(std::string(evict ? "evicts " : "frees ") + name(t) +
+                (state_[t] == ValueState::Freed ? ", already freed"
+                                                : ", which is not resident"));
+  if (evict && g_.isPersistent(t))
+    return fail("evicts persistent " + name(t));
+  release(offset_[t]);
+  state_[t] = evict ? ValueState::Evicted : ValueState::Freed;
+  return Status::ok();
+}
+
+Status PlanReplay::checkFinalState() const {
+  if (nextOp_ != OpId(g_.ops.size()))
+    return fail("the plan ends before op #" + std::to_string(nextOp_) +
+                " runs");
+  // Each persistent storage must end holding the version produced last.
+  std::map<TensorId, TensorId> finalVersion;
+  for (size_t i = 0; i < g_.tensors.size(); ++i) {
+    const TensorId t = static_cast<TensorId>(i);
+    if (g_.tensors[t].viewOf != kNone || !g_.isPersistent(t))
+      continue;
+    auto [it, inserted] = finalVersion.emplace(g_.storageOf(t), t);
+    if (!inserted && g_.tensors[t].producer > g_.tensors[it->second].producer)
+      it->second = t;
+  }
+  for (const auto &[storage, version] : finalVersion)
+    if (state_[version] != ValueState::Resident)
+      return fail("persistent storage " + name(storage) +
+                  " does not end holding its final version " + name(version));
+  for (size_t i = 0; i < g_.tensors.size(); ++i)
+    if (g_.tensors[i].isStepOutput &&
+        state_[contentOf(static_cast<TensorId>(i))] != ValueState::Resident)
+      return fail("step output " + name(static_cast<TensorId>(i)) +
+                  " is not resident at the end");
+  return Status::ok();
+}
+
+Status PlanReplay::run() {
+  std::vector<char> placed(g_.tensors.size(), 0);
+  for (index_ = 0; index_ < plan_.arguments.size(); ++index_) {
+    const Allocation &a = plan_.arguments[index_];
+    if (a.tensor < 0 || size_t(a.tensor) >= g_.tensors.size() ||
+        g_.tensors[a.tensor].producer != kNone || placed[a.tensor])
+      return fail("places tensor #" + std::to_string(a.tensor) +
+                  ", which is not an unplaced step argument");
+    if (a.size < g_.tensors[a.tensor].bytes)
+      return fail("gives " + name(a.tensor) + " too few bytes");
+    Status st = claim(a.offset, a.size, a.tensor);
+    if (!st)
+      return st;
+    placed[a.tensor] = 1;
+    state_[a.tensor] = ValueState::Resident;
+    offset_[a.tensor] = a.offset;
+  }
+  for (size_t i = 0; i < g_.tensors.size(); ++i)
+    if (g_.tensors[i].producer == kNone && !placed[i])
+      return fail("step argument " + name(static_cast<TensorId>(i)) +
+                  " is never placed");
+
+  placingArguments_ = false;
+  for (index_ = 0; index_ < plan_.instructions.size(); ++index_) {
+    const Instruction &ins = plan_.instructions[index_];
+    Status st = Status::ok();
+    switch (ins.kind) {
+    case InstructionKind::Run:
+    case InstructionKind::Recompute:
+      st = runOp(ins, ins.kind == InstructionKind::Recompute);
+      break;
+    case InstructionKind::Evict:
+    case InstructionKind::Free:
+      st = dropValue(ins);
+      break;
+    }
+    if (!st)
+      return st;
+  }
+  return checkFinalState();
+}
+
+} // namespace
+
+Status verifyPlan(const Graph &graph, const Plan &plan, int64_t budgetBytes) {
+  PlanReplay replay(graph, plan, budgetBytes);
+  return replay.run();
+}
+
+} // namespace coop::planner

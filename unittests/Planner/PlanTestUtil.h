@@ -1,0 +1,67 @@
+//===- PlanTestUtil.h - Shared helpers for planner tests --------*- C++ -*-===//
+#ifndef COOP_UNITTESTS_PLANNER_PLANTESTUTIL_H
+#define COOP_UNITTESTS_PLANNER_PLANTESTUTIL_H
+
+#include "coop/Planner/Plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+/// Like ASSERT_TRUE / EXPECT_TRUE on a Status, but print its message.
+#define ASSERT_OK(expr)                                                        \
+  do {                                                                         \
+    ::coop::planner::Status status_ = (expr);                                  \
+    ASSERT_TRUE(status_) << status_.message();                                 \
+  } while (0)
+#define EXPECT_OK(expr)                                                        \
+  do {                                                                         \
+    ::coop::planner::Status status_ = (expr);                                  \
+    EXPECT_TRUE(status_) << status_.message();                                 \
+  } while (0)
+
+namespace coop::planner::testing {
+
+/// Plans and, when planning succeeds, requires the independent verifier to
+/// accept the plan. Returns the planner's status (gtest prints its message).
+inline Status planAndVerify(const Graph &graph, const PlanOptions &options,
+                            Plan *out) {
+  Status st = plan(graph, options, out);
+  if (st) {
+    Status verified = verifyPlan(graph, *out, options.budgetBytes);
+    EXPECT_TRUE(verified) << policyName(options.policy) << " at "
+                          << options.budgetBytes
+                          << " bytes: " << verified.message();
+  }
+  return st;
+}
+
+/// The values evicted, in order, between the start of the plan and the
+/// instruction that runs `op`.
+inline std::vector<TensorId> evictedBeforeRun(const Plan &plan, OpId op) {
+  std::vector<TensorId> evicted;
+  for (const Instruction &ins : plan.instructions) {
+    if (ins.kind == InstructionKind::Run && ins.op == op)
+      break;
+    if (ins.kind == InstructionKind::Evict)
+      evicted.push_back(ins.tensor);
+  }
+  return evicted;
+}
+
+inline const Instruction *findRun(const Plan &plan, OpId op) {
+  auto it = std::find_if(plan.instructions.begin(), plan.instructions.end(),
+                         [&](const Instruction &ins) {
+                           return ins.kind == InstructionKind::Run &&
+                                  ins.op == op;
+                         });
+  return it == plan.instructions.end() ? nullptr : &*it;
+}
+
+inline bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+} // namespace coop::planner::testing
+
+#endif // COOP_UNITTESTS_PLANNER_PLANTESTUTIL_H

@@ -1,0 +1,401 @@
+//===- PlannerTest.cpp - Hand-built layouts for the planner ---------------===//
+
+#include "PlanTestUtil.h"
+
+#include "coop/Planner/Arena.h"
+
+using namespace coop::planner;
+using namespace coop::planner::testing;
+
+namespace {
+
+PlanOptions byteOptions(Policy policy, int64_t budget) {
+  PlanOptions o;
+  o.policy = policy;
+  o.budgetBytes = budget;
+  o.alignment = 1; // byte-exact layouts keep the pictures readable
+  o.twoEndedPartitioning = false;
+  return o;
+}
+
+// The paper's motivating example. Arena of 110 bytes:
+//
+//   0    10   30   50   70   90   110
+//   | x  | A1 | A2 | A3 | A4 | A5 |      then X (40 bytes) must be placed.
+//
+// Costs 1, 10, 1, 10, 1 make the cheapest single tensors A1 then A3, which
+// are not adjacent: DTR frees 2 + 2 scattered holes and still has to evict
+// A2. The window evicts the contiguous pair {A1, A2}.
+struct MotivatingExample {
+  Graph g;
+  TensorId x, big;
+  TensorId a[5];
+  OpId makeBig;
+  MotivatingExample(const double costs[5] = nullptr) {
+    static const double kDefault[5] = {1, 10, 1, 10, 1};
+    if (!costs)
+      costs = kDefault;
+    x = g.addArgument("x", 10, TensorRole::Input);
+    for (int i = 0; i < 5; ++i)
+      a[i] = g.ops[g.addOp("aten.relu", {x}, {20}, {}, costs[i])].outputs[0];
+    makeBig = g.addOp("aten.big", {x}, {40}, {}, 0.0);
+    big = g.ops[makeBig].outputs[0];
+    for (int i = 0; i < 5; ++i)
+      g.addOp("aten.use", {a[i], big}, {1}, {}, 1.0);
+    EXPECT_TRUE(g.finalize());
+  }
+  /// What the plan evicts to make room for X.
+  std::vector<TensorId> evictedForBig(const PlanOptions &options) {
+    Plan p;
+    Status st = planAndVerify(g, options, &p);
+    EXPECT_TRUE(st) << st.message();
+    return evictedBeforeRun(p, makeBig);
+  }
+  std::vector<TensorId> tensors(std::initializer_list<int> indices) const {
+    std::vector<TensorId> out;
+    for (int i : indices)
+      out.push_back(a[i]);
+    return out;
+  }
+};
+
+TEST(Planner, MotivatingExampleWindowEvictsOneContiguousRun) {
+  MotivatingExample m;
+  Plan p;
+  ASSERT_OK(planAndVerify(m.g, byteOptions(Policy::Coop, 110), &p));
+  EXPECT_EQ(evictedBeforeRun(p, m.makeBig), m.tensors({0, 1}));
+  const Instruction *run = findRun(p, m.makeBig);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->outputs[0].offset, 10);
+}
+
+TEST(Planner, MotivatingExampleDTREvictsScatteredTensors) {
+  MotivatingExample m;
+  EXPECT_EQ(m.evictedForBig(byteOptions(Policy::DTR, 110)),
+            m.tensors({0, 2, 1}));
+}
+
+TEST(Planner, WindowOffEvictsSingleTensorsWithCoopScore) {
+  MotivatingExample m;
+  PlanOptions o = byteOptions(Policy::Coop, 110);
+  o.slidingWindow = false;
+  EXPECT_EQ(m.evictedForBig(o), m.tensors({0, 2, 1}));
+}
+
+TEST(Planner, WindowTieGoesToLowestAddress) {
+  const double free[5] = {0, 0, 0, 0, 0}; // every window scores 0
+  MotivatingExample m(free);
+  EXPECT_EQ(m.evictedForBig(byteOptions(Policy::Coop, 110)),
+            m.tensors({0, 1}));
+}
+
+TEST(Planner, UnevictableTensorBreaksTheWindow) {
+  // A2 is a step output, so it can never be evicted: {A1, A2} and {A2, A3}
+  // are not windows and the cheapest legal one is {A3, A4}.
+  MotivatingExample m;
+  m.g.markStepOutput(m.a[1]);
+  ASSERT_TRUE(m.g.finalize());
+  EXPECT_EQ(m.evictedForBig(byteOptions(Policy::Coop, 110)),
+            m.tensors({2, 3}));
+}
+
+TEST(Planner, NoWindowMeansOutOfMemoryAtTheOp) {
+  // Every other tensor is a step output: no two evictable tensors are
+  // adjacent, so no window holds 40 bytes.
+  MotivatingExample m;
+  m.g.markStepOutput(m.a[1]);
+  m.g.markStepOutput(m.a[3]);
+  ASSERT_TRUE(m.g.finalize());
+  Plan p;
+  Status st = plan(m.g, byteOptions(Policy::Coop, 110), &p);
+  ASSERT_FALSE(st);
+  EXPECT_TRUE(contains(st.message(),
+                       "out of memory at op #5 'aten.big' under policy coop"))
+      << st.message();
+}
+
+TEST(Planner, BudgetBelowFloorNamesFloorAndOp) {
+  MotivatingExample m;
+  // Floor: x (10) + aten.use reads A (20) and X (40) and writes 1 byte.
+  Plan p;
+  Status st = plan(m.g, byteOptions(Policy::Coop, 70), &p);
+  ASSERT_FALSE(st);
+  EXPECT_TRUE(contains(st.message(), "below the memory floor of 71 bytes"))
+      << st.message();
+  EXPECT_TRUE(contains(st.message(), "'aten.use'")) << st.message();
+  EXPECT_EQ(p.stats.memoryFloorBytes, 71);
+}
+
+TEST(Planner, NonePolicyFailsWhereRematerializationIsNeeded) {
+  MotivatingExample m;
+  Plan p;
+  Status st = plan(m.g, byteOptions(Policy::None, 110), &p);
+  ASSERT_FALSE(st);
+  EXPECT_TRUE(contains(st.message(),
+                       "out of memory at op #5 'aten.big' under policy none"))
+      << st.message();
+  ASSERT_OK(planAndVerify(m.g, byteOptions(Policy::None, 151), &p));
+  EXPECT_EQ(p.stats.recomputeCount, 0);
+  EXPECT_EQ(p.stats.peakAllocatedBytes, 151);
+}
+
+TEST(Planner, RecomputeChainSeveralLevelsDeep) {
+  // a1..a4 is a chain; a 90-byte tensor forces a4 out, and the last op
+  // needs a4 back, which needs a3, a2 and a1 (all freed after their last
+  // direct use) recomputed in order.
+  Graph g;
+  TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  TensorId prev = x;
+  std::vector<OpId> chain;
+  for (int i = 0; i < 4; ++i) {
+    chain.push_back(g.addOp("aten.tanh", {prev}, {20}, {}, 1.0));
+    prev = g.ops[chain.back()].outputs[0];
+  }
+  TensorId big = g.ops[g.addOp("aten.big", {x}, {90}, {}, 1.0)].outputs[0];
+  TensorId small = g.ops[g.addOp("aten.sum", {big}, {1}, {}, 1.0)].outputs[0];
+  OpId last = g.addOp("aten.mul", {prev, small}, {1}, {}, 1.0);
+  g.markStepOutput(g.ops[last].outputs[0]);
+  ASSERT_TRUE(g.finalize());
+
+  Plan p;
+  ASSERT_OK(planAndVerify(g, byteOptions(Policy::Coop, 110), &p));
+  std::vector<OpId> recomputed;
+  for (const Instruction &ins : p.instructions)
+    if (ins.kind == InstructionKind::Recompute)
+      recomputed.push_back(ins.op);
+  EXPECT_EQ(recomputed, chain);
+  EXPECT_EQ(p.stats.recomputeCount, 4);
+  EXPECT_DOUBLE_EQ(p.stats.computeOverhead, 4.0 / 7.0);
+  // Brought back only to feed the recomputation: freed right after.
+  const TensorId a1 = g.ops[chain[0]].outputs[0];
+  EXPECT_EQ(p.instructions.back().kind, InstructionKind::Free);
+  bool a1Freed = false;
+  for (size_t i = p.instructions.size(); i-- > 0;) {
+    const Instruction &ins = p.instructions[i];
+    if (ins.kind == InstructionKind::Run && ins.op == last)
+      break;
+    a1Freed |= ins.kind == InstructionKind::Free && ins.tensor == a1;
+  }
+  EXPECT_TRUE(a1Freed);
+}
+
+// w (param), x (input)
+// a = mm(x, w)      40 B, expensive
+// b = relu_(a)      in place
+// c = add_(b, x)    in place
+// l = sum(c)        1 B
+// g = grad(l, a)    reads the *old* value of a again
+struct InPlaceChain {
+  Graph g;
+  TensorId w, x, a, b, c;
+  OpId mm, relu, add, grad;
+  InPlaceChain() {
+    w = g.addArgument("w", 10, TensorRole::Parameter);
+    x = g.addArgument("x", 40, TensorRole::Input);
+    mm = g.addOp("aten.mm", {x, w}, {40}, {}, 5.0);
+    a = g.ops[mm].outputs[0];
+    relu = g.addOp("aten.relu_", {a}, {40}, {0}, 1.0);
+    b = g.ops[relu].outputs[0];
+    add = g.addOp("aten.add_", {b, x}, {40}, {0}, 1.0);
+    c = g.ops[add].outputs[0];
+    TensorId l = g.ops[g.addOp("aten.sum", {c}, {1}, {}, 1.0)].outputs[0];
+    grad = g.addOp("aten.grad", {l, a}, {10}, {}, 1.0);
+    g.markStepOutput(g.ops[grad].outputs[0]);
+    EXPECT_TRUE(g.finalize());
+  }
+};
+
+TEST(Planner, InPlaceChainKeepsOldValueWhenMemoryAllows) {
+  InPlaceChain s;
+  Plan p;
+  ASSERT_OK(planAndVerify(s.g, byteOptions(Policy::Coop, 1000), &p));
+  EXPECT_EQ(p.stats.recomputeCount, 0);
+  // relu_ copies (a is read later); add_ overwrites b where it lives.
+  EXPECT_FALSE(findRun(p, s.relu)->outputs[0].inPlace);
+  const Allocation &addOut = findRun(p, s.add)->outputs[0];
+  EXPECT_TRUE(addOut.inPlace);
+  EXPECT_EQ(addOut.offset, findRun(p, s.relu)->outputs[0].offset);
+}
+
+TEST(Planner, InPlaceUnderPressureMakesOldValueVirtualEvicted) {
+  // 50 persistent + 40 for a: no room for a 40-byte copy at 101 bytes (the
+  // floor: grad needs l, a and its output), so relu_ writes in place, a
+  // becomes recomputable from mm, and grad recomputes it.
+  InPlaceChain s;
+  Plan p;
+  ASSERT_OK(planAndVerify(s.g, byteOptions(Policy::Coop, 101), &p));
+  const Allocation &reluOut = findRun(p, s.relu)->outputs[0];
+  EXPECT_TRUE(reluOut.inPlace);
+  EXPECT_EQ(reluOut.offset, findRun(p, s.mm)->outputs[0].offset);
+  EXPECT_TRUE(findRun(p, s.add)->outputs[0].inPlace);
+  EXPECT_EQ(p.stats.recomputeCount, 1);
+  EXPECT_EQ(p.stats.evictionCount, 0); // the old version needed no Evict
+}
+
+TEST(Planner, CopyOnWriteAblationNeedsMoreMemory) {
+  InPlaceChain s;
+  PlanOptions o = byteOptions(Policy::Coop, 101);
+  o.recomputableInPlace = false;
+  Plan p;
+  Status st = plan(s.g, o, &p);
+  ASSERT_FALSE(st);
+  EXPECT_TRUE(contains(st.message(), "below the memory floor of 130 bytes"))
+      << st.message();
+  o.budgetBytes = 1000;
+  ASSERT_OK(planAndVerify(s.g, o, &p));
+  EXPECT_FALSE(findRun(p, s.relu)->outputs[0].inPlace);
+  EXPECT_FALSE(findRun(p, s.add)->outputs[0].inPlace);
+}
+
+TEST(Planner, ParameterUpdateStaysInPlace) {
+  Graph g;
+  TensorId w = g.addArgument("w", 100, TensorRole::Parameter);
+  TensorId grad = g.addArgument("g", 100, TensorRole::Gradient);
+  OpId update = g.addOp("aten.sub_", {w, grad}, {100}, {0}, 1.0);
+  ASSERT_TRUE(g.finalize());
+  Plan p;
+  ASSERT_OK(planAndVerify(g, byteOptions(Policy::Coop, 200), &p));
+  const Allocation &out = findRun(p, update)->outputs[0];
+  EXPECT_TRUE(out.inPlace);
+  EXPECT_EQ(out.offset, p.arguments[0].offset);
+}
+
+TEST(Planner, ViewChainFollowsItsBase) {
+  // v3 = view(view(view(a))); a is evicted by a big tensor and recomputed
+  // when v3 is read. Views never get a buffer of their own.
+  Graph g;
+  TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  OpId makeA = g.addOp("aten.exp", {x}, {30}, {}, 1.0);
+  TensorId v = g.ops[makeA].outputs[0];
+  std::vector<OpId> views;
+  for (int i = 0; i < 3; ++i) {
+    views.push_back(g.addView("aten.view", v, {30}));
+    v = g.ops[views.back()].outputs[0];
+  }
+  TensorId big = g.ops[g.addOp("aten.big", {x}, {80}, {}, 1.0)].outputs[0];
+  TensorId s = g.ops[g.addOp("aten.sum", {big}, {1}, {}, 1.0)].outputs[0];
+  OpId last = g.addOp("aten.mul", {v, s}, {1}, {}, 1.0);
+  g.markStepOutput(g.ops[last].outputs[0]);
+  ASSERT_TRUE(g.finalize());
+
+  Plan p;
+  ASSERT_OK(planAndVerify(g, byteOptions(Policy::Coop, 100), &p));
+  for (OpId view : views)
+    EXPECT_TRUE(findRun(p, view)->outputs.empty());
+  std::vector<OpId> recomputed;
+  for (const Instruction &ins : p.instructions)
+    if (ins.kind == InstructionKind::Recompute)
+      recomputed.push_back(ins.op);
+  EXPECT_EQ(recomputed, std::vector<OpId>({makeA}));
+}
+
+TEST(Planner, RandomOpsAreRecomputable) {
+  Graph g;
+  TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  OpId drop = g.addOp("aten.dropout", {x}, {30}, {}, 1.0);
+  g.ops[drop].isRandom = true;
+  TensorId d = g.ops[drop].outputs[0];
+  TensorId big = g.ops[g.addOp("aten.big", {x}, {80}, {}, 1.0)].outputs[0];
+  TensorId s = g.ops[g.addOp("aten.sum", {big}, {1}, {}, 1.0)].outputs[0];
+  g.addOp("aten.mul", {d, s}, {1}, {}, 1.0);
+  ASSERT_TRUE(g.finalize());
+  Plan p;
+  ASSERT_OK(planAndVerify(g, byteOptions(Policy::Coop, 100), &p));
+  EXPECT_EQ(p.stats.recomputeCount, 1);
+}
+
+TEST(Planner, TwoEndedPlacementSeparatesClasses) {
+  Graph g;
+  TensorId x = g.addArgument("x", 512, TensorRole::Input);
+  TensorId w = g.addArgument("w", 512, TensorRole::Parameter);
+  OpId mm = g.addOp("aten.mm", {x, w}, {1000}, {}, 1.0);
+  OpId relu = g.addOp("aten.relu", {g.ops[mm].outputs[0]}, {1000}, {}, 1.0);
+  g.markStepOutput(g.ops[relu].outputs[0]);
+  ASSERT_TRUE(g.finalize());
+
+  PlanOptions o;
+  o.budgetBytes = 10 * 512;
+  Plan p;
+  ASSERT_OK(planAndVerify(g, o, &p));
+  // Arguments at the bottom, the matmul output right above them (low edge),
+  // the cheap relu output at the very top (high edge); 1000 B align to 1024.
+  EXPECT_EQ(findRun(p, mm)->outputs[0].offset, 1024);
+  EXPECT_EQ(findRun(p, mm)->outputs[0].size, 1024);
+  EXPECT_EQ(findRun(p, relu)->outputs[0].offset, 10 * 512 - 1024);
+
+  o.twoEndedPartitioning = false;
+  ASSERT_OK(planAndVerify(g, o, &p));
+  EXPECT_EQ(findRun(p, relu)->outputs[0].offset, 2048);
+
+  // A cost-density threshold can make the cheap-named op expensive.
+  o.twoEndedPartitioning = true;
+  o.expensiveKernelSubstrings.clear();
+  o.expensiveCostDensity = 0.0005; // 1 us / 1000 B = 0.001 us/B
+  ASSERT_OK(planAndVerify(g, o, &p));
+  EXPECT_EQ(findRun(p, relu)->outputs[0].offset, 2048);
+}
+
+TEST(Planner, SmallTensorsUseTheirOwnRegion) {
+  Graph g;
+  TensorId x = g.addArgument("x", 512, TensorRole::Input);
+  OpId tiny = g.addOp("aten.sum", {x}, {4}, {}, 1.0);
+  OpId large = g.addOp("aten.exp", {x}, {20000}, {}, 1.0);
+  g.markStepOutput(g.ops[tiny].outputs[0]);
+  g.markStepOutput(g.ops[large].outputs[0]);
+  ASSERT_TRUE(g.finalize());
+  PlanOptions o;
+  o.budgetBytes = 64 * 1024;
+  o.twoEndedPartitioning = false;
+  o.smallRegionBytes = 4096;
+  Plan p;
+  ASSERT_OK(planAndVerify(g, o, &p));
+  EXPECT_EQ(findRun(p, tiny)->outputs[0].offset, 60 * 1024);
+  EXPECT_EQ(findRun(p, large)->outputs[0].offset, 512);
+}
+
+TEST(Planner, DTEPrefersTensorsNextToFreeSpace) {
+  // Same costs and staleness for B and C, but C sits next to a free hole, so
+  // DTE's denominator is larger for C and C goes first.
+  Graph g;
+  TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  TensorId hole = g.ops[g.addOp("aten.relu", {x}, {20}, {}, 0.0)].outputs[0];
+  TensorId b = g.ops[g.addOp("aten.relu", {x}, {20}, {}, 0.0)].outputs[0];
+  TensorId c = g.ops[g.addOp("aten.relu", {x}, {20}, {}, 0.0)].outputs[0];
+  TensorId d = g.ops[g.addOp("aten.relu", {x}, {20}, {}, 0.0)].outputs[0];
+  g.addOp("aten.use", {hole}, {1}, {}, 1.0); // frees `hole` at [10, 30)
+  TensorId e = g.ops[g.addOp("aten.big", {x}, {40}, {}, 1.0)].outputs[0];
+  for (TensorId t : {b, c, d})
+    g.addOp("aten.use", {t, e}, {1}, {}, 1.0);
+  ASSERT_TRUE(g.finalize());
+  // Layout before big: x | free 20 | b | c | d | free 1 ... budget 91.
+  Plan p;
+  ASSERT_OK(planAndVerify(g, byteOptions(Policy::DTE, 91), &p));
+  std::vector<TensorId> evicted = evictedBeforeRun(p, 5);
+  ASSERT_FALSE(evicted.empty());
+  EXPECT_EQ(evicted[0], b); // b borders the 20-byte hole
+}
+
+TEST(Arena, BestFitCoalescesAndPrefersLowestAddressOnTies) {
+  Arena arena(0, 100);
+  EXPECT_EQ(arena.allocate(10, 1, false), 0);
+  EXPECT_EQ(arena.allocate(10, 2, false), 10);
+  EXPECT_EQ(arena.allocate(10, 3, false), 20);
+  EXPECT_EQ(arena.allocate(10, 4, false), 30);
+  arena.release(0);
+  arena.release(20);
+  // Two 10-byte holes and a 60-byte tail: best fit takes the lowest hole.
+  EXPECT_EQ(arena.allocate(10, 5, true), 0);
+  arena.release(10);
+  // [0,10) owner 5, [10,30) free, [30,40) owner 4, [40,100) free.
+  EXPECT_EQ(arena.freeBytes(), 80);
+  EXPECT_EQ(arena.largestFreePiece(), 60);
+  EXPECT_EQ(arena.freeBytesAround(30), 80);
+  EXPECT_EQ(arena.allocate(15, 6, true), 15); // high edge of [10,30)
+  arena.release(0);
+  arena.release(15);
+  arena.release(30);
+  EXPECT_EQ(arena.pieces().size(), 1u);
+  EXPECT_EQ(arena.largestFreePiece(), 100);
+}
+
+} // namespace
