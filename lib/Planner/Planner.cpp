@@ -34,6 +34,15 @@ const char *policyName(Policy policy) {
   return "unknown";
 }
 
+bool isExpensiveKernel(const Op &op, int64_t bytes,
+                       const PlanOptions &options) {
+  for (const std::string &pattern : options.expensiveKernelSubstrings)
+    if (op.name.find(pattern) != std::string::npos)
+      return true;
+  return options.expensiveCostDensity > 0 && bytes > 0 &&
+         op.costUs / double(bytes) >= options.expensiveCostDensity;
+}
+
 namespace {
 
 /// Last use of values that must outlive the step.
@@ -99,15 +108,6 @@ struct StepAnalysis {
   int64_t floorBytes = 0;
   OpId floorOp = kNone;
 };
-
-bool isExpensiveKernel(const Op &op, int64_t bytes,
-                       const PlanOptions &options) {
-  for (const std::string &pattern : options.expensiveKernelSubstrings)
-    if (op.name.find(pattern) != std::string::npos)
-      return true;
-  return options.expensiveCostDensity > 0 && bytes > 0 &&
-         op.costUs / double(bytes) >= options.expensiveCostDensity;
-}
 
 StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
   const size_t n = g.tensors.size();
@@ -264,8 +264,11 @@ private:
                   const std::string &what, Arena **region, int64_t *offset);
   bool fitsWithoutEviction(int64_t size) const;
   bool makeRoom(Arena &region, int64_t size);
-  bool evictWindow(Arena &region, int64_t size);
-  bool evictLowestScore(Arena &region, int64_t size);
+  /// Coop: the cheapest contiguous run of pieces holding `size` bytes.
+  bool chooseWindow(const Arena &region, int64_t size,
+                    std::vector<TensorId> *victims);
+  /// DTR, DTE, Coop without window: the single lowest-scoring tensor.
+  TensorId chooseLowestScore(const Arena &region);
   bool evictableNow(TensorId t) const {
     return a_.evictable[t] && values_[t].resident && values_[t].pins == 0;
   }
@@ -397,21 +400,26 @@ double Simulator::score(TensorId t, const Arena &region) {
   return cost / staleness;
 }
 
-bool Simulator::evictWindow(Arena &region, int64_t size) {
+bool Simulator::chooseWindow(const Arena &region, int64_t size,
+                             std::vector<TensorId> *victims) {
   struct Slot {
-    int64_t offset, size;
+    int64_t size;
+    int32_t owner;
     double cost;
     bool barrier;
   };
   std::vector<Slot> slots;
   slots.reserve(region.pieces().size());
-  for (const auto &[offset, piece] : region.pieces()) {
+  plan_.stats.piecesScanned += int64_t(region.pieces().size());
+  for (const auto &entry : region.pieces()) {
+    const Arena::Piece &piece = entry.second;
     if (piece.owner == Arena::kFree)
-      slots.push_back({offset, piece.size, 0.0, false});
+      slots.push_back({piece.size, piece.owner, 0.0, false});
     else if (piece.owner >= 0 && evictableNow(piece.owner))
-      slots.push_back({offset, piece.size, score(piece.owner, region), false});
+      slots.push_back(
+          {piece.size, piece.owner, score(piece.owner, region), false});
     else
-      slots.push_back({offset, piece.size, 0.0, true});
+      slots.push_back({piece.size, piece.owner, 0.0, true});
   }
 
   // Two pointers: grow `hi` until the window holds `size` bytes, record it
@@ -443,51 +451,54 @@ bool Simulator::evictWindow(Arena &region, int64_t size) {
     if (lo > hi)
       cost = 0; // an empty window costs exactly nothing
   }
-  if (bestHi == 0)
-    return false;
-  std::vector<TensorId> victims;
-  for (size_t i = bestLo; i < bestHi; ++i) {
-    int32_t owner = region.pieces().at(slots[i].offset).owner;
-    if (owner >= 0)
-      victims.push_back(owner);
-  }
-  for (TensorId victim : victims)
-    drop(victim, InstructionKind::Evict);
-  return true;
+  for (size_t i = bestLo; i < bestHi; ++i)
+    if (slots[i].owner != Arena::kFree)
+      victims->push_back(slots[i].owner);
+  return bestHi != 0;
 }
 
-bool Simulator::evictLowestScore(Arena &region, int64_t size) {
-  while (!region.fits(size)) {
-    TensorId victim = kNone;
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto &[offset, piece] : region.pieces()) {
-      if (piece.owner < 0 || !evictableNow(piece.owner))
-        continue;
-      double s = score(piece.owner, region);
-      if (victim == kNone || s < best) {
-        best = s;
-        victim = piece.owner;
-      }
+TensorId Simulator::chooseLowestScore(const Arena &region) {
+  TensorId victim = kNone;
+  double best = std::numeric_limits<double>::infinity();
+  plan_.stats.piecesScanned += int64_t(region.pieces().size());
+  for (const auto &[offset, piece] : region.pieces()) {
+    if (piece.owner < 0 || !evictableNow(piece.owner))
+      continue;
+    double s = score(piece.owner, region);
+    if (victim == kNone || s < best) {
+      best = s;
+      victim = piece.owner;
     }
+  }
+  return victim;
+}
+
+bool Simulator::makeRoom(Arena &region, int64_t size) {
+  // Only choosing victims counts as search time, not evicting them.
+  auto timed = [&](auto &&choose) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = choose();
+    plan_.stats.evictionSearchSeconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      start)
+            .count();
+    return result;
+  };
+  if (options_.policy == Policy::Coop && options_.slidingWindow) {
+    std::vector<TensorId> victims;
+    if (!timed([&] { return chooseWindow(region, size, &victims); }))
+      return false;
+    for (TensorId victim : victims)
+      drop(victim, InstructionKind::Evict);
+    return true;
+  }
+  while (!region.fits(size)) {
+    TensorId victim = timed([&] { return chooseLowestScore(region); });
     if (victim == kNone)
       return false;
     drop(victim, InstructionKind::Evict);
   }
   return true;
-}
-
-bool Simulator::makeRoom(Arena &region, int64_t size) {
-  // Only the choice of victims is timed; evict bookkeeping is not search.
-  // Window: one scan chooses every victim. Loop: time the whole loop, whose
-  // cost is dominated by the repeated scans.
-  auto start = std::chrono::steady_clock::now();
-  bool ok = options_.policy == Policy::Coop && options_.slidingWindow
-                ? evictWindow(region, size)
-                : evictLowestScore(region, size);
-  plan_.stats.evictionSearchSeconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  return ok;
 }
 
 bool Simulator::fitsWithoutEviction(int64_t size) const {

@@ -56,6 +56,10 @@ struct PlanOptions {
   bool slidingWindow = true;
 };
 
+/// Two-ended placement's class: are `bytes` produced by `op` expensive to
+/// recompute (placed at the low end) rather than cheap (high end)?
+bool isExpensiveKernel(const Op &op, int64_t bytes, const PlanOptions &options);
+
 struct Allocation {
   TensorId tensor = kNone;
   int64_t offset = 0;
@@ -94,6 +98,9 @@ struct PlanStats {
   double fragmentationRate = 0;
   int64_t evictionEvents = 0; // allocations that had to evict
   double evictionSearchSeconds = 0;
+  /// Pieces the victim searches examined (one pass per window search, one
+  /// per victim for the single-tensor loops).
+  int64_t piecesScanned = 0;
   int64_t evictionCount = 0;  // Evict instructions
   int64_t recomputeCount = 0; // Recompute instructions
   int64_t memoryFloorBytes = 0;
