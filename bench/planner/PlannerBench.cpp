@@ -1,0 +1,115 @@
+//===- PlannerBench.cpp - Planning time per policy and graph size ---------===//
+//
+// BM_Plan10k: one plan of a generated ~10,000-op training step per policy,
+// at 0.7 of its no-rematerialization live peak.
+// BM_CoopScaling: the same at 1k..100k ops; the `ns_per_piece` counter
+// (eviction-search time / pieces scanned) stays flat when each window
+// search is linear in the number of pieces.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coop/Planner/GraphGenerator.h"
+#include "coop/Planner/Plan.h"
+
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+
+using namespace coop::planner;
+
+namespace {
+
+struct Workload {
+  Graph graph;
+  int64_t livePeak = 0; // no-rematerialization peak of live bytes
+  std::string error;
+};
+
+/// A generated training step of about `ops` ops (cached across runs).
+const Workload &workload(int32_t ops) {
+  static std::map<int32_t, std::unique_ptr<Workload>> cache;
+  std::unique_ptr<Workload> &slot = cache[ops];
+  if (slot)
+    return *slot;
+  slot = std::make_unique<Workload>();
+  // Size the graph from the op count of a 100-layer probe.
+  TrainingGraphShape shape;
+  shape.layers = 100;
+  Status st = generateTrainingGraph(1, shape, &slot->graph);
+  if (st) {
+    const double opsPerLayer = double(slot->graph.ops.size()) / 100.0;
+    shape.layers = std::max(1, int32_t(double(ops) / opsPerLayer + 0.5));
+    st = generateTrainingGraph(1, shape, &slot->graph);
+  }
+  if (!st)
+    slot->error = st.message();
+  slot->livePeak = computeMemoryStats(slot->graph).peakLiveBytes;
+  return *slot;
+}
+
+void planOnce(benchmark::State &state, Policy policy, int32_t ops,
+              double ratio) {
+  const Workload &w = workload(ops);
+  if (!w.error.empty()) {
+    state.SkipWithError(w.error.c_str());
+    return;
+  }
+  PlanOptions o;
+  o.policy = policy;
+  o.budgetBytes = int64_t(ratio * double(w.livePeak));
+  Plan p;
+  for (auto _ : state) {
+    Status st = plan(w.graph, o, &p);
+    if (!st) {
+      state.SkipWithError(st.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(p.instructions.data());
+  }
+  const PlanStats &s = p.stats;
+  state.counters["ops"] = double(w.graph.ops.size());
+  state.counters["evictions"] = double(s.evictionCount);
+  state.counters["recomputes"] = double(s.recomputeCount);
+  state.counters["overhead"] = s.computeOverhead;
+  state.counters["frag"] = s.fragmentationRate;
+  state.counters["search_ms"] = s.evictionSearchSeconds * 1e3;
+  state.counters["pieces_per_search"] =
+      s.evictionEvents ? double(s.piecesScanned) / double(s.evictionEvents)
+                       : 0.0;
+  state.counters["ns_per_piece"] =
+      s.piecesScanned ? s.evictionSearchSeconds * 1e9 / double(s.piecesScanned)
+                      : 0.0;
+}
+
+/// Budget as a fraction of the live peak; every policy plans the 10k-op
+/// step at 0.7 and the whole scaling series at 0.8.
+constexpr double kRatio10k = 0.7;
+constexpr double kScalingRatio = 0.8;
+
+void BM_Plan10k(benchmark::State &state) {
+  planOnce(state, static_cast<Policy>(state.range(0)), 10000, kRatio10k);
+  state.SetLabel(policyName(static_cast<Policy>(state.range(0))));
+}
+BENCHMARK(BM_Plan10k)
+    ->Arg(int(Policy::Coop))
+    ->Arg(int(Policy::DTR))
+    ->Arg(int(Policy::DTE))
+    ->Unit(benchmark::kMillisecond);
+
+void BM_CoopScaling(benchmark::State &state) {
+  planOnce(state, Policy::Coop, int32_t(state.range(0)), kScalingRatio);
+}
+BENCHMARK(BM_CoopScaling)
+    ->Arg(1000)
+    ->Arg(2000)
+    ->Arg(5000)
+    ->Arg(10000)
+    ->Arg(20000)
+    ->Arg(50000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();
