@@ -139,6 +139,19 @@ TEST(Planner, NonePolicyFailsWhereRematerializationIsNeeded) {
   EXPECT_EQ(p.stats.peakAllocatedBytes, 151);
 }
 
+TEST(Planner, MinimumBudgetBisectsToTheEdge) {
+  MotivatingExample m;
+  int64_t none = 0, coop = 0;
+  ASSERT_OK(minimumBudget(m.g, byteOptions(Policy::None, 0), &none));
+  EXPECT_EQ(none, 151); // x + A1..A5 + X + one 1-byte result
+  ASSERT_OK(minimumBudget(m.g, byteOptions(Policy::Coop, 0), &coop));
+  EXPECT_GE(coop, 71); // the floor
+  EXPECT_LE(coop, 110);
+  Plan p;
+  EXPECT_OK(planAndVerify(m.g, byteOptions(Policy::Coop, coop), &p));
+  EXPECT_FALSE(plan(m.g, byteOptions(Policy::Coop, coop - 1), &p));
+}
+
 TEST(Planner, RecomputeChainSeveralLevelsDeep) {
   // a1..a4 is a chain; a 90-byte tensor forces a4 out, and the last op
   // needs a4 back, which needs a3, a2 and a1 (all freed after their last
