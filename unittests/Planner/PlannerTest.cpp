@@ -273,6 +273,38 @@ TEST(Planner, ParameterUpdateStaysInPlace) {
   EXPECT_EQ(out.offset, p.arguments[0].offset);
 }
 
+TEST(Planner, ParameterReadAfterItsUpdateIsCopied) {
+  // The old w cannot be recomputed, so the update must not overwrite it.
+  Graph g;
+  TensorId w = g.addArgument("w", 100, TensorRole::Parameter);
+  TensorId grad = g.addArgument("g", 100, TensorRole::Gradient);
+  OpId update = g.addOp("aten.sub_", {w, grad}, {100}, {0}, 1.0);
+  OpId reader = g.addOp("aten.norm", {w}, {4}, {}, 1.0);
+  g.markStepOutput(g.ops[reader].outputs[0]);
+  ASSERT_TRUE(g.finalize());
+  Plan p;
+  ASSERT_OK(planAndVerify(g, byteOptions(Policy::Coop, 304), &p));
+  EXPECT_FALSE(findRun(p, update)->outputs[0].inPlace);
+  EXPECT_FALSE(plan(g, byteOptions(Policy::Coop, 303), &p));
+}
+
+TEST(Planner, InPlaceThroughAViewTakesTheWholeBuffer) {
+  Graph g;
+  TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  TensorId a = g.ops[g.addOp("aten.exp", {x}, {40}, {}, 1.0)].outputs[0];
+  TensorId half = g.ops[g.addView("aten.slice", a, {20})].outputs[0];
+  OpId add = g.addOp("aten.add_", {half, x}, {20}, {0}, 1.0);
+  OpId reader = g.addOp("aten.sum", {g.ops[add].outputs[0]}, {1}, {}, 1.0);
+  g.markStepOutput(g.ops[reader].outputs[0]);
+  ASSERT_TRUE(g.finalize());
+  Plan p;
+  ASSERT_OK(planAndVerify(g, byteOptions(Policy::Coop, 100), &p));
+  const Allocation &out = findRun(p, add)->outputs[0];
+  EXPECT_TRUE(out.inPlace);
+  EXPECT_EQ(out.offset, 10);
+  EXPECT_EQ(out.size, 40);
+}
+
 TEST(Planner, ViewChainFollowsItsBase) {
   // v3 = view(view(view(a))); a is evicted by a big tensor and recomputed
   // when v3 is read. Views never get a buffer of their own.
