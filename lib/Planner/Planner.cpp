@@ -153,9 +153,10 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
   }
 
   // A value can be recomputed at op k if every input of its producer is
-  // still available then; `avail` is the last op at which a value can be
-  // had (resident, or recomputable from available inputs).
-  std::vector<int32_t> horizon(n, kForever);
+  // still available then (k <= its horizon, the least `avail` of those
+  // inputs); `avail` is the last op at which a value can be had, resident
+  // or recomputed. Evictable values are those whose uses all fall within
+  // their horizon.
   std::vector<int32_t> avail(n, -1);
   for (size_t i = 0; i < n; ++i)
     if (g.tensors[i].producer == kNone)
@@ -178,7 +179,6 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
       inputsAvailable = std::min(inputsAvailable, avail[a.content[in]]);
     for (TensorId out : op.outputs) {
       a.recomputable[out] = rerunnable;
-      horizon[out] = inputsAvailable;
       a.evictable[out] = rerunnable && !a.persistent[out] &&
                          a.lastUse[out] != kForever &&
                          a.lastUse[out] <= inputsAvailable;
