@@ -52,6 +52,15 @@ StepGraph::StepGraph(Operation *op) {
     return ids;
   };
   for (Operation &nested : func.front()) {
+    // A planned step also holds what the plan added; the graph is the
+    // original step, so re-executions only alias the tensors they rebuild.
+    if (isa<EvictOp, FreeOp>(nested))
+      continue;
+    if (std::optional<int64_t> original = getRecomputeOf(&nested)) {
+      if (failed(mapRecomputation(&nested, *original)))
+        return;
+      continue;
+    }
     planner::OpId id;
     if (auto compute = dyn_cast<ComputeOp>(nested)) {
       std::vector<int32_t> inplace;
@@ -80,8 +89,9 @@ StepGraph::StepGraph(Operation *op) {
         graph.markStepOutput(tensorIds.lookup(value));
       continue;
     } else {
-      error = "unsupported op '" + nested.getName().getStringRef().str() +
-              "' in a coop step";
+      fail(&nested, "unsupported op '" +
+                        nested.getName().getStringRef().str() +
+                        "' in a coop step");
       return;
     }
     ops.push_back(&nested);
@@ -90,5 +100,39 @@ StepGraph::StepGraph(Operation *op) {
       tensorIds[result] = tensor;
   }
   if (planner::Status status = graph.finalize(); !status)
-    error = status.message();
+    fail(op, status.message());
+}
+
+std::optional<int64_t> StepGraph::getRecomputeOf(Operation *op) {
+  if (auto compute = dyn_cast<ComputeOp>(op))
+    return compute.getRecomputeOf();
+  if (auto view = dyn_cast<ViewOp>(op))
+    return view.getRecomputeOf();
+  return std::nullopt;
+}
+
+LogicalResult StepGraph::mapRecomputation(Operation *op, int64_t original) {
+  if (original >= static_cast<int64_t>(ops.size())) {
+    fail(op, "'recompute_of' names op #" + std::to_string(original) +
+                 ", which has not run yet (" + std::to_string(ops.size()) +
+                 " ops ran before this one)");
+    return failure();
+  }
+  Operation *source = ops[original];
+  if (source->getName() != op->getName() ||
+      source->getAttr("kernel") != op->getAttr("kernel") ||
+      source->getResultTypes() != op->getResultTypes()) {
+    fail(op, "'recompute_of' names op #" + std::to_string(original) +
+                 ", which is a different kernel or has other result types");
+    return failure();
+  }
+  for (auto [result, tensor] :
+       llvm::zip(op->getResults(), graph.ops[original].outputs))
+    tensorIds[result] = tensor;
+  return success();
+}
+
+void StepGraph::fail(Operation *op, std::string message) {
+  error = std::move(message);
+  errorLoc = op->getLoc();
 }

@@ -29,6 +29,7 @@ public:
         overwrittenBy_(graph.tensors.size(), kNone) {}
 
   Status run();
+  PlanPosition position() const { return {placingArguments_, index_}; }
 
 private:
   TensorId contentOf(TensorId t) const {
@@ -305,9 +306,13 @@ Status PlanReplay::run() {
 
 } // namespace
 
-Status verifyPlan(const Graph &graph, const Plan &plan, int64_t budgetBytes) {
+Status verifyPlan(const Graph &graph, const Plan &plan, int64_t budgetBytes,
+                  PlanPosition *failedAt) {
   PlanReplay replay(graph, plan, budgetBytes);
-  return replay.run();
+  Status status = replay.run();
+  if (!status && failedAt)
+    *failedAt = replay.position();
+  return status;
 }
 
 } // namespace coop::planner

@@ -133,7 +133,15 @@ Status minimumBudget(const Graph &graph, PlanOptions options,
 /// the right version, nothing freed twice or used after it was dropped, and
 /// the final persistent state and step outputs of the unconstrained step
 /// resident at the end. Messages name the instruction index and the op.
-Status verifyPlan(const Graph &graph, const Plan &plan, int64_t budgetBytes);
+/// Where verifyPlan() stopped: argument placement #index, instruction
+/// #index, or the end of the plan (index == instructions.size()).
+struct PlanPosition {
+  bool inArguments = false;
+  size_t index = 0;
+};
+
+Status verifyPlan(const Graph &graph, const Plan &plan, int64_t budgetBytes,
+                  PlanPosition *failedAt = nullptr);
 
 } // namespace coop::planner
 

@@ -43,4 +43,109 @@ def CoopMemoryStats : Pass<"coop-memory-stats", "ModuleOp"> {
   let dependentDialects = ["::mlir::coop::CoopDialect"];
 }
 
+def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::func::FuncOp"> {
+  let summary = "Plan every tensor's arena offset and the evictions and "
+                "recomputations that fit a training step into a budget";
+  let description = [{
+    Runs the planner core on each `coop.step` function and rewrites it into
+    an explicit schedule inside one arena of `budget` bytes (or `ratio` times
+    the arena the step needs with no rematerialization):
+
+    - every step argument gets `coop.offset`, every `coop.compute` gets
+      `offsets` (one per result) and, with a workspace, `workspace_offset`;
+    - `coop.evict` and `coop.free` release buffers where the plan does;
+    - a recomputation is a clone of the original op with `recompute_of`
+      set to the original op's index, reading the tensors resident at that
+      point; later readers use its results. Views over a recomputed tensor
+      are re-created the same way (they cost nothing);
+    - the function gets `coop.plan`: budget, policy, options and the plan's
+      figures (overhead, peak, fragmentation, evictions, recomputations).
+
+    Policies: `coop` (sliding window over address-ordered memory, two-ended
+    placement of cheap and expensive tensors, recomputable in-place), `dtr`,
+    `dte` (the baselines), and `none` (no rematerialization).
+
+    Input (budget=2048, alignment=512; `%h` must make room for `%b`):
+
+    ```mlir
+    func.func @step(%x: tensor<128xf32> {coop.role = #coop.role<input>})
+        -> tensor<128xf32> attributes {coop.step} {
+      %h = coop.compute "aten.exp"(%x) : (tensor<128xf32>) -> tensor<128xf32>
+      %a = coop.compute "aten.sin"(%h) : (tensor<128xf32>) -> tensor<128xf32>
+      ...
+    ```
+
+    Output:
+
+    ```mlir
+    func.func @step(%x: tensor<128xf32> {coop.offset = 0 : i64, coop.role = ...})
+        -> tensor<128xf32> attributes {coop.plan = {budget = 2048 : i64, ...}, coop.step} {
+      %h = coop.compute "aten.exp"(%x) {offsets = array<i64: 1536>} : ...
+      %a = coop.compute "aten.sin"(%h) {offsets = array<i64: 1024>} : ...
+      coop.evict %h : tensor<128xf32>
+      ...
+      %h2 = coop.compute "aten.exp"(%x) {offsets = array<i64: 1536>, recompute_of = 0 : i64} : ...
+    ```
+
+    A budget below the memory floor, or one the policy cannot meet, is an
+    error that names the floor and the op.
+  }];
+  let options = [
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Arena size: bytes with an optional unit (B, KiB, MiB, GiB, TiB, "
+           "KB, MB, GB, TB), e.g. 512MiB">,
+    Option<"ratio", "ratio", "double", /*default=*/"0.0",
+           "Arena size as a fraction of the arena the step needs with no "
+           "rematerialization (same allocator); instead of budget">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"coop\"",
+           "Eviction policy: coop, dtr, dte or none">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"512",
+           "Alignment of every buffer, in bytes">,
+    Option<"partition", "partition", "bool", /*default=*/"true",
+           "Place cheap tensors at the high end of free memory and expensive "
+           "ones at the low end">,
+    Option<"inplace", "inplace", "bool", /*default=*/"true",
+           "Recomputable in-place updates; false copies on write">,
+    Option<"window", "window", "bool", /*default=*/"true",
+           "Coop's contiguous sliding-window eviction; false evicts single "
+           "tensors (coop policy only)">,
+    Option<"smallRegion", "small-region", "int64_t", /*default=*/"0",
+           "Bytes reserved at the top of the arena for tensors of at most "
+           "10 KiB, which eviction never scans (0: none)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the plan's figures to standard output">,
+    Option<"svg", "svg", "std::string", /*default=*/"\"\"",
+           "Write a picture of the arena over time to this SVG file">
+  ];
+  let dependentDialects = ["::mlir::coop::CoopDialect"];
+}
+
+def CoopVerifyPlan : Pass<"coop-verify-plan", "::mlir::func::FuncOp"> {
+  let summary = "Prove a planned step safe, independently of the planner";
+  let description = [{
+    Reads a planned `coop.step` function (offsets, evictions, frees,
+    recomputations) back into a plan and replays it with the planner core's
+    independent verifier, which shares no code with the simulator. It
+    proves that every buffer lies inside the arena, no two live buffers
+    overlap, every op reads resident tensors holding the right version (in-
+    place aware), nothing is freed twice or read after it is gone, and the
+    step ends with the same persistent state and outputs as the
+    unconstrained step. It also rejects IR that reads an SSA value after
+    its buffer was evicted, freed or overwritten in place, since the
+    lowering reads offsets off those values.
+
+    A violation is reported at the op where it happens, e.g. for a
+    hand-edited offset that makes two buffers overlap:
+
+    ```mlir
+    %b = coop.compute "aten.cos"(%x) {offsets = array<i64: 512>} : ...
+    // error: invalid plan: instruction #1 (run op #1 'aten.cos'):
+    //        'aten.cos#1:0' at [512, 1024) overlaps 'aten.sin#0:0' ...
+    ```
+
+    The IR is never changed. Unplanned steps are an error.
+  }];
+  let dependentDialects = ["::mlir::coop::CoopDialect"];
+}
+
 #endif // COOP_TRANSFORMS_PASSES_TD

@@ -119,8 +119,27 @@ static LogicalResult verifyStep(func::FuncOp func) {
   return success();
 }
 
+/// The plan summary must at least say which budget and policy it was made
+/// for: the verifier and the lowering read them back.
+static LogicalResult verifyPlanAttr(Operation *op, Attribute value) {
+  auto plan = dyn_cast<DictionaryAttr>(value);
+  if (!plan || !op->hasAttr(CoopDialect::kStepAttrName))
+    return op->emitError() << "'" << CoopDialect::kPlanAttrName
+                           << "' must be a dictionary on a coop.step function";
+  auto budget = plan.getAs<IntegerAttr>("budget");
+  if (!budget || budget.getInt() <= 0)
+    return op->emitError() << "'" << CoopDialect::kPlanAttrName
+                           << "' needs a positive integer 'budget'";
+  if (!plan.getAs<StringAttr>("policy"))
+    return op->emitError() << "'" << CoopDialect::kPlanAttrName
+                           << "' needs a string 'policy'";
+  return success();
+}
+
 LogicalResult CoopDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kPlanAttrName)
+    return verifyPlanAttr(op, attr.getValue());
   if (attr.getName() != kStepAttrName)
     return op->emitError() << "unknown coop attribute '"
                            << attr.getName().getValue() << "'";
@@ -135,6 +154,14 @@ LogicalResult CoopDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kOffsetAttrName) {
+    auto offset = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!offset || offset.getInt() < 0)
+      return op->emitError() << "'" << kOffsetAttrName << "' of argument #"
+                             << argIndex
+                             << " must be a non-negative integer offset";
+    return success();
+  }
   if (attr.getName() != kRoleAttrName)
     return op->emitError() << "unknown coop argument attribute '"
                            << attr.getName().getValue() << "'";

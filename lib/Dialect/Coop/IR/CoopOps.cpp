@@ -98,6 +98,21 @@ LogicalResult ComputeOp::verify() {
                          << "' is a random kernel and needs an 'rng' attribute "
                             "(seed and offset) so that it can be recomputed";
 
+  if (std::optional<ArrayRef<int64_t>> offsets = getOffsets()) {
+    if (offsets->size() != getNumResults())
+      return emitOpError() << "'offsets' has " << offsets->size()
+                           << " entries but the op has " << getNumResults()
+                           << " results";
+    if (llvm::any_of(*offsets, [](int64_t offset) { return offset < 0; }))
+      return emitOpError("'offsets' must be non-negative");
+  }
+  if (std::optional<int64_t> offset = getWorkspaceOffset())
+    if (*offset < 0)
+      return emitOpError("'workspace_offset' must be non-negative");
+  if (std::optional<int64_t> original = getRecomputeOf())
+    if (*original < 0)
+      return emitOpError("'recompute_of' must name an op index >= 0");
+
   std::optional<ArrayRef<int64_t>> inplace = getInplace();
   if (!inplace)
     return success();
@@ -134,6 +149,9 @@ LogicalResult ViewOp::verify() {
     return emitOpError("needs a non-empty 'kernel' name");
   if (getNumResults() == 0)
     return emitOpError("must produce at least one view");
+  if (std::optional<int64_t> original = getRecomputeOf())
+    if (*original < 0)
+      return emitOpError("'recompute_of' must name an op index >= 0");
   return verifyByteSizes(*this);
 }
 

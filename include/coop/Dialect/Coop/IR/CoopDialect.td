@@ -34,6 +34,10 @@ def Coop_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kStepAttrName = "coop.step";
     /// Role of a step argument, a #coop.role attribute.
     static constexpr ::llvm::StringLiteral kRoleAttrName = "coop.role";
+    /// Arena offset of a step argument in a planned step.
+    static constexpr ::llvm::StringLiteral kOffsetAttrName = "coop.offset";
+    /// Dictionary with a planned step's budget, policy, options and stats.
+    static constexpr ::llvm::StringLiteral kPlanAttrName = "coop.plan";
   }];
 }
 

@@ -24,6 +24,14 @@ def Coop_ComputeOp : Coop_Op<"compute"> {
     - `rng`: the random stream of a random kernel (required for dropout,
       bernoulli, rand and the like).
 
+    In a planned step (after `coop-plan-memory`):
+    - `offsets`: the arena offset of each result's buffer; an in-place
+      result has its operand's offset unless the plan copies on write.
+    - `workspace_offset`: where the op's workspace lives while it runs.
+    - `recompute_of`: set on a re-execution the plan inserted; the index,
+      among the step's original ops, of the op it re-runs. Its results are
+      the same tensors again, rematerialized at `offsets`.
+
     ```mlir
     %y = coop.compute "aten.relu_"(%x) {inplace = array<i64: 0>}
         : (tensor<8x64xf32>) -> tensor<8x64xf32>
@@ -40,7 +48,11 @@ def Coop_ComputeOp : Coop_Op<"compute"> {
     OptionalAttr<F64Attr>:$cost_us,
     OptionalAttr<I64Attr>:$workspace_bytes,
     OptionalAttr<DenseI64ArrayAttr>:$inplace,
-    OptionalAttr<Coop_RngAttr>:$rng
+    OptionalAttr<Coop_RngAttr>:$rng,
+    // Set by coop-plan-memory.
+    OptionalAttr<DenseI64ArrayAttr>:$offsets,
+    OptionalAttr<I64Attr>:$workspace_offset,
+    OptionalAttr<I64Attr>:$recompute_of
   );
   let results = (outs Variadic<AnyStaticShapeTensor>:$results);
   let assemblyFormat = [{
@@ -69,13 +81,44 @@ def Coop_ViewOp : Coop_Op<"view", [Pure]> {
   let arguments = (ins
     StrAttr:$kernel,
     AnyStaticShapeTensor:$source,
-    OptionalAttr<DictionaryAttr>:$args
+    OptionalAttr<DictionaryAttr>:$args,
+    // Set by coop-plan-memory on a view re-created over a recomputed source.
+    OptionalAttr<I64Attr>:$recompute_of
   );
   let results = (outs Variadic<AnyStaticShapeTensor>:$results);
   let assemblyFormat = [{
     $kernel `(` $source `)` attr-dict `:` functional-type($source, $results)
   }];
   let hasVerifier = 1;
+}
+
+class Coop_ReleaseOp<string mnemonic, string what> : Coop_Op<mnemonic> {
+  let arguments = (ins AnyStaticShapeTensor:$tensor);
+  let assemblyFormat = "$tensor attr-dict `:` type($tensor)";
+  let summary = "Releases a tensor's buffer " # what;
+}
+
+def Coop_EvictOp : Coop_ReleaseOp<"evict", "that is needed again later"> {
+  let description = [{
+    Inserted by `coop-plan-memory`: the buffer of `tensor` goes back to the
+    arena. A later reader uses a recomputation (`recompute_of`) instead;
+    reading `tensor` itself after this point is an error.
+
+    ```mlir
+    coop.evict %h : tensor<512x128xf32>
+    ```
+  }];
+}
+
+def Coop_FreeOp : Coop_ReleaseOp<"free", "after its last use"> {
+  let description = [{
+    Inserted by `coop-plan-memory`: `tensor` is dead and its buffer goes back
+    to the arena.
+
+    ```mlir
+    coop.free %h : tensor<512x128xf32>
+    ```
+  }];
 }
 
 #endif // COOP_DIALECT_COOP_IR_COOPOPS_TD

@@ -1,0 +1,393 @@
+//===- PlanMemory.cpp - Rewrite a step into an explicit memory schedule ---===//
+//
+// Runs the planner core on a coop.step function and rewrites the function
+// into the plan's schedule: offsets on every buffer, evictions and frees as
+// ops, recomputations as clones of their original ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coop/Analysis/StepGraph.h"
+#include "coop/Dialect/Coop/IR/CoopOps.h"
+#include "coop/Planner/ByteSize.h"
+#include "coop/Planner/MemoryPicture.h"
+#include "coop/Planner/Plan.h"
+#include "coop/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+namespace mlir::coop {
+#define GEN_PASS_DEF_COOPPLANMEMORY
+#include "coop/Transforms/Passes.h.inc"
+} // namespace mlir::coop
+
+using namespace mlir;
+using namespace mlir::coop;
+using planner::kNone;
+using planner::OpId;
+using planner::TensorId;
+
+namespace {
+
+/// Emits the planned schedule in front of the original ops, which are then
+/// erased. Tracks which SSA value holds each tensor's content right now.
+class ScheduleBuilder {
+public:
+  ScheduleBuilder(func::FuncOp func, const StepGraph &step,
+                  const planner::Plan &plan)
+      : func(func), step(step), graph(step.getGraph()), plan(plan),
+        builder(func.front().getTerminator()),
+        current(graph.tensors.size()), offsetOf(graph.tensors.size(), -1),
+        viewValue(graph.tensors.size()), viewSource(graph.tensors.size()),
+        viewCreated(graph.ops.size(), false) {}
+
+  LogicalResult build();
+
+private:
+  Value materialize(TensorId tensor);
+  LogicalResult emitRun(const planner::Instruction &ins);
+  LogicalResult emitRelease(const planner::Instruction &ins);
+  TensorId contentOf(TensorId tensor) const {
+    while (graph.tensors[tensor].viewOf != kNone)
+      tensor = graph.tensors[tensor].viewOf;
+    return tensor;
+  }
+
+  func::FuncOp func;
+  const StepGraph &step;
+  const planner::Graph &graph;
+  const planner::Plan &plan;
+  OpBuilder builder;
+  std::vector<Value> current; // resident content tensors
+  std::vector<int64_t> offsetOf;
+  std::vector<Value> viewValue;  // last view created for a view tensor
+  std::vector<Value> viewSource; // the source value it was created over
+  std::vector<bool> viewCreated; // per view op: has it run once?
+  std::string internalError;
+};
+
+Value ScheduleBuilder::materialize(TensorId tensor) {
+  const planner::Tensor &info = graph.tensors[tensor];
+  if (info.viewOf == kNone) {
+    if (!current[tensor] && internalError.empty())
+      internalError = "plan reads '" + info.name + "' while it is not resident";
+    return current[tensor];
+  }
+  // A view is valid only over the source value it was made from: after the
+  // source is recomputed, the view is re-created over the new value.
+  Value source = materialize(info.viewOf);
+  if (!source)
+    return nullptr;
+  if (viewValue[tensor] && viewSource[tensor] == source)
+    return viewValue[tensor];
+  const OpId viewOp = info.producer;
+  Operation *original = step.getOperation(viewOp);
+  IRMapping mapping;
+  mapping.map(original->getOperand(0), source);
+  auto view = cast<ViewOp>(builder.clone(*original, mapping));
+  if (viewCreated[viewOp])
+    view.setRecomputeOf(viewOp);
+  viewCreated[viewOp] = true;
+  for (auto [result, sibling] :
+       llvm::zip(view.getResults(), graph.ops[viewOp].outputs)) {
+    viewValue[sibling] = result;
+    viewSource[sibling] = source;
+  }
+  return viewValue[tensor];
+}
+
+LogicalResult ScheduleBuilder::emitRun(const planner::Instruction &ins) {
+  const planner::Op &op = graph.ops[ins.op];
+  if (op.isView) {
+    materialize(op.outputs.front());
+    return success(internalError.empty());
+  }
+  Operation *original = step.getOperation(ins.op);
+  IRMapping mapping;
+  for (auto [operand, tensor] : llvm::zip(original->getOperands(), op.inputs))
+    mapping.map(operand, materialize(tensor));
+  if (!internalError.empty())
+    return failure();
+
+  auto compute = cast<ComputeOp>(builder.clone(*original, mapping));
+  for (const planner::Allocation &allocation : ins.outputs) {
+    offsetOf[allocation.tensor] = allocation.offset;
+    // The overwritten version no longer exists anywhere.
+    if (allocation.inPlace)
+      current[contentOf(graph.tensors[allocation.tensor].previousVersion)] =
+          nullptr;
+  }
+  SmallVector<int64_t> offsets;
+  for (auto [result, tensor] : llvm::zip(compute.getResults(), op.outputs)) {
+    // Outputs already resident (siblings of a recomputed tensor) are
+    // rewritten with the same values where they are.
+    offsets.push_back(offsetOf[tensor]);
+    current[tensor] = result;
+  }
+  compute.setOffsets(offsets);
+  if (ins.workspaceBytes > 0)
+    compute.setWorkspaceOffset(ins.workspaceOffset);
+  if (ins.kind == planner::InstructionKind::Recompute)
+    compute.setRecomputeOf(ins.op);
+  return success();
+}
+
+LogicalResult ScheduleBuilder::emitRelease(const planner::Instruction &ins) {
+  Value value = current[ins.tensor];
+  if (!value) {
+    internalError = "plan releases '" + graph.tensors[ins.tensor].name +
+                    "' while it is not resident";
+    return failure();
+  }
+  Location loc = value.getLoc();
+  if (ins.kind == planner::InstructionKind::Evict)
+    builder.create<EvictOp>(loc, value);
+  else
+    builder.create<FreeOp>(loc, value);
+  current[ins.tensor] = nullptr;
+  return success();
+}
+
+LogicalResult ScheduleBuilder::build() {
+  Block &body = func.front();
+  SmallVector<Operation *> originals;
+  for (Operation &op : body.without_terminator())
+    originals.push_back(&op);
+
+  for (BlockArgument arg : func.getArguments())
+    current[step.getTensorId(arg)] = arg;
+  // StepGraph numbers the arguments first, so a tensor id is an argument
+  // index here.
+  for (const planner::Allocation &allocation : plan.arguments) {
+    offsetOf[allocation.tensor] = allocation.offset;
+    func.setArgAttr(allocation.tensor, CoopDialect::kOffsetAttrName,
+                    builder.getI64IntegerAttr(allocation.offset));
+  }
+
+  for (const planner::Instruction &ins : plan.instructions) {
+    bool isRelease = ins.kind == planner::InstructionKind::Evict ||
+                     ins.kind == planner::InstructionKind::Free;
+    if (failed(isRelease ? emitRelease(ins) : emitRun(ins)))
+      return emitError(func.getLoc()) << "internal error while writing the plan: "
+                              << internalError;
+  }
+
+  Operation *terminator = body.getTerminator();
+  for (OpOperand &operand : terminator->getOpOperands())
+    operand.set(materialize(step.getTensorId(operand.get())));
+  if (!internalError.empty())
+    return emitError(func.getLoc()) << "internal error while writing the plan: "
+                            << internalError;
+  for (Operation *op : llvm::reverse(originals))
+    op->erase();
+  return success();
+}
+
+FailureOr<planner::Policy> parsePolicy(StringRef name) {
+  std::optional<planner::Policy> policy =
+      llvm::StringSwitch<std::optional<planner::Policy>>(name)
+          .Case("coop", planner::Policy::Coop)
+          .Case("dtr", planner::Policy::DTR)
+          .Case("dte", planner::Policy::DTE)
+          .Case("none", planner::Policy::None)
+          .Default(std::nullopt);
+  if (!policy)
+    return failure();
+  return *policy;
+}
+
+struct CoopPlanMemoryPass
+    : public mlir::coop::impl::CoopPlanMemoryBase<CoopPlanMemoryPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!isTrainingStep(func))
+      return markAllAnalysesPreserved();
+    if (func->hasAttr(CoopDialect::kPlanAttrName)) {
+      emitError(func.getLoc(), "step is already planned");
+      return signalPassFailure();
+    }
+    const StepGraph &step = getAnalysis<StepGraph>();
+    if (!step.isValid()) {
+      emitError(step.getErrorLoc()) << "cannot plan step: " << step.getError();
+      return signalPassFailure();
+    }
+    FailureOr<planner::PlanOptions> options = buildOptions(step.getGraph());
+    if (failed(options))
+      return signalPassFailure();
+
+    planner::Plan plan;
+    auto start = std::chrono::steady_clock::now();
+    planner::Status status = planner::plan(step.getGraph(), *options, &plan);
+    double planningSeconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+    if (!status) {
+      // At the function's location only: printing the whole step along
+      // with the error helps nobody.
+      InFlightDiagnostic diag = emitError(func.getLoc())
+                                << "cannot plan @" << func.getSymName()
+                                << " with policy '" << policy
+                                << "': " << status.message();
+      if (plan.stats.memoryFloorOp != kNone)
+        diag.attachNote(step.getOperation(plan.stats.memoryFloorOp)->getLoc())
+            << "the op with the largest working set, which sets the floor of "
+            << plan.stats.memoryFloorBytes << " bytes";
+      return signalPassFailure();
+    }
+    if (!svg.empty() && failed(writePicture(step.getGraph(), plan, *options)))
+      return signalPassFailure();
+    attachPlan(func, plan, *options, planningSeconds);
+    if (report)
+      printReport(func, plan, planningSeconds);
+    if (failed(ScheduleBuilder(func, step, plan).build()))
+      return signalPassFailure();
+  }
+
+private:
+  FailureOr<planner::PlanOptions> buildOptions(const planner::Graph &graph);
+  void attachPlan(func::FuncOp func, const planner::Plan &plan,
+                  const planner::PlanOptions &options, double seconds);
+  void printReport(func::FuncOp func, const planner::Plan &plan,
+                   double seconds);
+  LogicalResult writePicture(const planner::Graph &graph,
+                             const planner::Plan &plan,
+                             const planner::PlanOptions &options);
+
+  /// The arena the step needs with no rematerialization, under the same
+  /// allocator options: what `ratio` is a fraction of.
+  int64_t noRematerializationBytes = 0;
+};
+
+FailureOr<planner::PlanOptions>
+CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
+  func::FuncOp func = getOperation();
+  planner::PlanOptions options;
+  FailureOr<planner::Policy> parsedPolicy = parsePolicy(policy);
+  if (failed(parsedPolicy))
+    return emitError(func.getLoc()) << "unknown policy '" << policy
+                            << "'; expected coop, dtr, dte or none";
+  options.policy = *parsedPolicy;
+  if (alignment <= 0)
+    return emitError(func.getLoc()) << "alignment must be positive, got " << alignment;
+  options.alignment = alignment;
+  options.twoEndedPartitioning = partition;
+  options.recomputableInPlace = inplace;
+  options.slidingWindow = window;
+  if (smallRegion < 0)
+    return emitError(func.getLoc()) << "small-region must be non-negative, got "
+                            << smallRegion;
+  options.smallRegionBytes = smallRegion;
+
+  if (budget.empty() == (ratio == 0.0))
+    return func.emitError(
+        "give exactly one of budget=<bytes> (e.g. 512MiB) or ratio=<r>");
+  if (!budget.empty()) {
+    int64_t bytes = 0;
+    if (!planner::parseByteSize(budget, &bytes) || bytes <= 0)
+      return emitError(func.getLoc())
+             << "invalid budget '" << budget
+             << "': expected a positive number of bytes with an optional "
+                "unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)";
+    options.budgetBytes = bytes;
+    return options;
+  }
+  if (!(ratio > 0.0))
+    return emitError(func.getLoc()) << "ratio must be positive, got " << ratio;
+  planner::PlanOptions unconstrained = options;
+  unconstrained.policy = planner::Policy::None;
+  if (planner::Status status = planner::minimumBudget(
+          graph, unconstrained, &noRematerializationBytes);
+      !status)
+    return emitError(func.getLoc()) << "cannot size the step without "
+                               "rematerialization: "
+                            << status.message();
+  options.budgetBytes =
+      static_cast<int64_t>(ratio * static_cast<double>(noRematerializationBytes));
+  return options;
+}
+
+void CoopPlanMemoryPass::attachPlan(func::FuncOp func,
+                                    const planner::Plan &plan,
+                                    const planner::PlanOptions &options,
+                                    double seconds) {
+  Builder b(func.getContext());
+  const planner::PlanStats &stats = plan.stats;
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("budget", b.getI64IntegerAttr(options.budgetBytes)),
+      b.getNamedAttr("policy", b.getStringAttr(policy)),
+      b.getNamedAttr("alignment", b.getI64IntegerAttr(options.alignment)),
+      b.getNamedAttr("partition", b.getBoolAttr(partition)),
+      b.getNamedAttr("inplace", b.getBoolAttr(inplace)),
+      b.getNamedAttr("window", b.getBoolAttr(window)),
+      b.getNamedAttr("small_region", b.getI64IntegerAttr(smallRegion)),
+      b.getNamedAttr("floor_bytes", b.getI64IntegerAttr(stats.memoryFloorBytes)),
+      b.getNamedAttr("persistent_bytes",
+                     b.getI64IntegerAttr(stats.persistentBytes)),
+      b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(stats.peakAllocatedBytes)),
+      b.getNamedAttr("compute_overhead", b.getF64FloatAttr(stats.computeOverhead)),
+      b.getNamedAttr("fragmentation", b.getF64FloatAttr(stats.fragmentationRate)),
+      b.getNamedAttr("evictions", b.getI64IntegerAttr(stats.evictionCount)),
+      b.getNamedAttr("recomputes", b.getI64IntegerAttr(stats.recomputeCount)),
+      b.getNamedAttr("eviction_search_us",
+                     b.getF64FloatAttr(stats.evictionSearchSeconds * 1e6)),
+      b.getNamedAttr("planning_us", b.getF64FloatAttr(seconds * 1e6)),
+  };
+  if (noRematerializationBytes > 0)
+    fields.push_back(b.getNamedAttr(
+        "unconstrained_bytes", b.getI64IntegerAttr(noRematerializationBytes)));
+  func->setAttr(CoopDialect::kPlanAttrName, b.getDictionaryAttr(fields));
+}
+
+void CoopPlanMemoryPass::printReport(func::FuncOp func,
+                                     const planner::Plan &plan,
+                                     double seconds) {
+  const planner::PlanStats &stats = plan.stats;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "coop-plan-memory @" << func.getSymName() << ": policy " << policy
+     << ", budget ";
+  os << planner::formatByteSize(plan.budgetBytes);
+  if (noRematerializationBytes > 0)
+    os << " = " << llvm::format("%.3f", double(ratio)) << " x "
+       << noRematerializationBytes << " (no rematerialization)";
+  os << "\n  memory floor:       " << planner::formatByteSize(stats.memoryFloorBytes);
+  os << "\n  persistent:         " << planner::formatByteSize(stats.persistentBytes);
+  os << "\n  peak allocated:     " << planner::formatByteSize(stats.peakAllocatedBytes);
+  os << "\n  compute overhead:   "
+     << llvm::format("%.2f %%", stats.computeOverhead * 100.0)
+     << "\n  fragmentation:      "
+     << llvm::format("%.2f %%", stats.fragmentationRate * 100.0)
+     << "\n  evictions:          " << stats.evictionCount << " in "
+     << stats.evictionEvents << " eviction events"
+     << "\n  recomputations:     " << stats.recomputeCount
+     << "\n  eviction search:    "
+     << llvm::format("%.3f ms", stats.evictionSearchSeconds * 1e3)
+     << "\n  planning time:      " << llvm::format("%.3f ms", seconds * 1e3)
+     << "\n";
+  llvm::outs() << os.str();
+}
+
+LogicalResult
+CoopPlanMemoryPass::writePicture(const planner::Graph &graph,
+                                 const planner::Plan &plan,
+                                 const planner::PlanOptions &options) {
+  std::error_code error;
+  llvm::raw_fd_ostream file(svg, error, llvm::sys::fs::OF_Text);
+  if (error)
+    return emitError(getOperation().getLoc())
+           << "cannot write the memory picture to '" << svg
+           << "': " << error.message();
+  std::string picture = planner::renderMemoryPicture(graph, plan, options);
+  file << picture;
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,45 @@
+//===- VerifyPlan.cpp - Independent check of a planned step ---------------===//
+
+#include "coop/Analysis/PlannedStep.h"
+#include "coop/Dialect/Coop/IR/CoopOps.h"
+#include "coop/Transforms/Passes.h"
+
+namespace mlir::coop {
+#define GEN_PASS_DEF_COOPVERIFYPLAN
+#include "coop/Transforms/Passes.h.inc"
+} // namespace mlir::coop
+
+using namespace mlir;
+using namespace mlir::coop;
+
+namespace {
+
+struct CoopVerifyPlanPass
+    : public mlir::coop::impl::CoopVerifyPlanBase<CoopVerifyPlanPass> {
+  void runOnOperation() override {
+    markAllAnalysesPreserved();
+    func::FuncOp func = getOperation();
+    if (!isTrainingStep(func))
+      return;
+    const PlannedStep &planned = getAnalysis<PlannedStep>();
+    if (!planned.isValid()) {
+      emitError(planned.getErrorLoc()) << planned.getError();
+      return signalPassFailure();
+    }
+    const planner::Plan &plan = planned.getPlan();
+    planner::PlanPosition position;
+    planner::Status status = planner::verifyPlan(
+        planned.getStep().getGraph(), plan, plan.budgetBytes, &position);
+    if (status)
+      return;
+    Location loc = func.getLoc();
+    if (!position.inArguments && position.index < plan.instructions.size())
+      loc = planned.getInstructionOp(position.index)->getLoc();
+    else if (!position.inArguments)
+      loc = func.front().getTerminator()->getLoc();
+    emitError(loc) << "invalid plan: " << status.message();
+    signalPassFailure();
+  }
+};
+
+} // namespace

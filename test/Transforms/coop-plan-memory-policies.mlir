@@ -1,0 +1,49 @@
+// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=coop" --coop-verify-plan | FileCheck %s --check-prefix=COOP
+// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=dtr" --coop-verify-plan | FileCheck %s --check-prefix=DTR
+// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=coop window=false" --coop-verify-plan | FileCheck %s --check-prefix=NOWINDOW
+
+// The paper's motivating example, byte-exact (alignment 4, one-ended
+// placement). x [0, 40), then A0..A4 of 80 bytes each fill [40, 440), with
+// costs 1, 10, 1, 10, 1. BIG needs 160 contiguous bytes. The window's
+// cheapest contiguous run is {A0, A1} = [40, 200): two evictions, BIG lands
+// there. DTR evicts the cheapest tensors wherever they are: A0 and A2 leave
+// two 80-byte holes that do not touch, so it must evict A1 too.
+// COOP-LABEL: func.func @motivating
+// COOP: %[[A0:.*]] = coop.compute "aten.relu"(%arg0) {{{.*}}offsets = array<i64: 40>}
+// COOP-NEXT: %[[A1:.*]] = coop.compute "aten.relu"(%arg0) {{{.*}}offsets = array<i64: 120>}
+// COOP-NEXT: %[[A2:.*]] = coop.compute "aten.relu"(%arg0) {{{.*}}offsets = array<i64: 200>}
+// COOP: coop.evict %[[A0]]
+// COOP-NEXT: coop.evict %[[A1]]
+// COOP-NEXT: coop.compute "aten.big"(%arg0) {offsets = array<i64: 40>}
+// DTR-LABEL: func.func @motivating
+// DTR: %[[A0:.*]] = coop.compute "aten.relu"
+// DTR-NEXT: %[[A1:.*]] = coop.compute "aten.relu"
+// DTR-NEXT: %[[A2:.*]] = coop.compute "aten.relu"
+// DTR: coop.evict %[[A0]]
+// DTR-NEXT: coop.evict %[[A2]]
+// DTR-NEXT: coop.evict %[[A1]]
+// DTR-NEXT: coop.compute "aten.big"(%arg0) {offsets = array<i64: 40>}
+// Without the window, coop's score picks single tensors like DTR does.
+// NOWINDOW-LABEL: func.func @motivating
+// NOWINDOW: %[[A0:.*]] = coop.compute "aten.relu"
+// NOWINDOW-NEXT: %[[A1:.*]] = coop.compute "aten.relu"
+// NOWINDOW-NEXT: %[[A2:.*]] = coop.compute "aten.relu"
+// NOWINDOW: coop.evict %[[A0]]
+// NOWINDOW-NEXT: coop.evict %[[A2]]
+// NOWINDOW-NEXT: coop.evict %[[A1]]
+func.func @motivating(%x: tensor<10xf32> {coop.role = #coop.role<input>})
+    -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
+    attributes {coop.step} {
+  %a0 = coop.compute "aten.relu"(%x) {cost_us = 1.0 : f64} : (tensor<10xf32>) -> tensor<20xf32>
+  %a1 = coop.compute "aten.relu"(%x) {cost_us = 10.0 : f64} : (tensor<10xf32>) -> tensor<20xf32>
+  %a2 = coop.compute "aten.relu"(%x) {cost_us = 1.0 : f64} : (tensor<10xf32>) -> tensor<20xf32>
+  %a3 = coop.compute "aten.relu"(%x) {cost_us = 10.0 : f64} : (tensor<10xf32>) -> tensor<20xf32>
+  %a4 = coop.compute "aten.relu"(%x) {cost_us = 1.0 : f64} : (tensor<10xf32>) -> tensor<20xf32>
+  %big = coop.compute "aten.big"(%x) : (tensor<10xf32>) -> tensor<40xf32>
+  %u0 = coop.compute "aten.use"(%a0, %big) {cost_us = 1.0 : f64} : (tensor<20xf32>, tensor<40xf32>) -> tensor<1xf32>
+  %u1 = coop.compute "aten.use"(%a1, %big) {cost_us = 1.0 : f64} : (tensor<20xf32>, tensor<40xf32>) -> tensor<1xf32>
+  %u2 = coop.compute "aten.use"(%a2, %big) {cost_us = 1.0 : f64} : (tensor<20xf32>, tensor<40xf32>) -> tensor<1xf32>
+  %u3 = coop.compute "aten.use"(%a3, %big) {cost_us = 1.0 : f64} : (tensor<20xf32>, tensor<40xf32>) -> tensor<1xf32>
+  %u4 = coop.compute "aten.use"(%a4, %big) {cost_us = 1.0 : f64} : (tensor<20xf32>, tensor<40xf32>) -> tensor<1xf32>
+  return %u0, %u1, %u2, %u3, %u4 : tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>
+}
