@@ -1,0 +1,215 @@
+"""Traces one whole training step of a PyTorch model to aten ops.
+
+The step is forward, loss, ``torch.autograd.grad`` and an in-place
+optimizer update (SGD with momentum, or Adam), traced with ``make_fx`` in
+fake-tensor mode: shapes and dtypes propagate, nothing is allocated, so a
+2.7B-parameter model exports on a laptop.
+"""
+import math
+from dataclasses import dataclass
+
+import torch
+from torch._subclasses import FakeTensorMode
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import meta_kernels  # noqa: F401  (registers missing Meta kernels)
+from . import training_graph_pb2 as pb
+from .graph_builder import ExportError, GraphBuilder
+
+try:  # torch >= 2.0
+    from torch.func import functional_call
+except ImportError:  # torch 1.13: the same function before it moved
+    from torch.nn.utils.stateless import functional_call
+
+
+@dataclass
+class SGD:
+    lr: float = 0.01
+    momentum: float = 0.9
+    weight_decay: float = 0.0
+
+    state_names = ("momentum_buffer",)
+
+    def update(self, param, grad, state):
+        (momentum_buffer,) = state
+        if self.weight_decay:
+            grad = grad.add(param, alpha=self.weight_decay)
+        momentum_buffer.mul_(self.momentum).add_(grad)
+        param.add_(momentum_buffer, alpha=-self.lr)
+
+
+@dataclass
+class Adam:
+    """torch.optim.Adam's update at step `step` (the bias corrections are
+    constants of the exported step)."""
+    lr: float = 1e-3
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    step: int = 1
+
+    state_names = ("exp_avg", "exp_avg_sq")
+
+    def update(self, param, grad, state):
+        exp_avg, exp_avg_sq = state
+        if self.weight_decay:
+            grad = grad.add(param, alpha=self.weight_decay)
+        exp_avg.mul_(self.beta1).add_(grad, alpha=1 - self.beta1)
+        exp_avg_sq.mul_(self.beta2).addcmul_(grad, grad, value=1 - self.beta2)
+        bias_correction1 = 1 - self.beta1 ** self.step
+        bias_correction2 = 1 - self.beta2 ** self.step
+        denom = (exp_avg_sq.sqrt() / math.sqrt(bias_correction2)).add_(self.eps)
+        param.addcdiv_(exp_avg, denom, value=-self.lr / bias_correction1)
+
+
+def make_optimizer(optimizer):
+    """An SGD/Adam update rule from a name or a torch.optim instance."""
+    if isinstance(optimizer, (SGD, Adam)):
+        return optimizer
+    if optimizer == "sgd":
+        return SGD()
+    if optimizer == "adam":
+        return Adam()
+    if isinstance(optimizer, torch.optim.SGD):
+        group = optimizer.param_groups[0]
+        return SGD(group["lr"], group["momentum"], group["weight_decay"])
+    if isinstance(optimizer, torch.optim.Adam):
+        group = optimizer.param_groups[0]
+        return Adam(group["lr"], group["betas"][0], group["betas"][1],
+                    group["eps"], group["weight_decay"])
+    raise ExportError(f"unsupported optimizer {optimizer!r}: use 'sgd', "
+                      "'adam', torch.optim.SGD or torch.optim.Adam")
+
+
+def _parameter_names(model):
+    """Unique parameters with every name they are reachable under (tied
+    weights, such as a language model's embedding and head, share one)."""
+    names = {}
+    for module_name, module in model.named_modules():
+        for local_name, param in module._parameters.items():
+            if param is not None:
+                full = f"{module_name}.{local_name}" if module_name else local_name
+                names.setdefault(param, []).append(full)
+    return list(names.items())
+
+
+_SHAPE_ONLY = FakeTensorMode()
+
+
+def _fake_like(tensor):
+    """A shape-only stand-in that allocates nothing (make_fx takes fake
+    tensors as inputs; torch 1.13 refuses meta tensors)."""
+    with _SHAPE_ONLY:
+        return torch.empty_strided(tensor.shape, tensor.stride(),
+                                   dtype=tensor.dtype)
+
+
+def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
+           name="train_step", seed=0, accumulate_grads=False,
+           initial_values=False, metadata=None):
+    """Exports one training step of `model` as a TrainingGraph message.
+
+    `model(*example_inputs)` is the forward pass and
+    `loss_fn(output, *targets)` the scalar loss. `optimizer` is 'sgd', 'adam',
+    an SGD/Adam rule from this module, or a torch.optim.SGD/Adam whose first
+    parameter group gives the hyper-parameters. With `accumulate_grads`, the
+    gradients are added into persistent GRADIENT tensors (`.grad`
+    accumulation) instead of being step-local activations. With
+    `initial_values`, the real contents of parameters, buffers, optimizer
+    state (zeros) and inputs are stored, for numeric checks of small models;
+    this needs real (not fake) tensors.
+    """
+    rule = make_optimizer(optimizer)
+    model.train()
+    example_inputs = tuple(example_inputs)
+    targets = tuple(targets)
+    params = _parameter_names(model)
+    buffers = list(model.named_buffers())
+
+    # The flat argument list of the traced function, with roles and names.
+    arguments = []
+    for param, names in params:
+        arguments.append((names[0], pb.PARAMETER, param))
+    for buffer_name, buffer in buffers:
+        arguments.append((buffer_name, pb.BUFFER, buffer))
+    for param, names in params:
+        for state_name in rule.state_names:
+            arguments.append((f"{names[0]}.{state_name}", pb.OPTIMIZER_STATE,
+                              torch.zeros_like(param) if initial_values
+                              else _fake_like(param)))
+    if accumulate_grads:
+        for param, names in params:
+            arguments.append((f"{names[0]}.grad", pb.GRADIENT,
+                              torch.zeros_like(param) if initial_values
+                              else _fake_like(param)))
+    for index, tensor in enumerate(example_inputs):
+        arguments.append((f"input{index}", pb.INPUT, tensor))
+    for index, tensor in enumerate(targets):
+        arguments.append((f"target{index}", pb.INPUT, tensor))
+
+    num_params, num_buffers = len(params), len(buffers)
+    num_state = len(rule.state_names)
+
+    def step(flat):
+        param_values = flat[:num_params]
+        rest = flat[num_params:]
+        buffer_values, rest = rest[:num_buffers], rest[num_buffers:]
+        state_values = rest[:num_params * num_state]
+        rest = rest[num_params * num_state:]
+        if accumulate_grads:
+            grad_buffers, rest = rest[:num_params], rest[num_params:]
+        inputs = rest[:len(example_inputs)]
+        step_targets = rest[len(example_inputs):]
+
+        bindings = {}
+        for (_, names), value in zip(params, param_values):
+            bindings.update({n: value for n in names})
+        bindings.update({n: v for (n, _), v in zip(buffers, buffer_values)})
+        output = functional_call(model, bindings, tuple(inputs))
+        loss = loss_fn(output, *step_targets)
+        grads = torch.autograd.grad(loss, param_values)
+        with torch.no_grad():
+            for index, (param, grad) in enumerate(zip(param_values, grads)):
+                if accumulate_grads:
+                    grad = grad_buffers[index].add_(grad)
+                state = state_values[index * num_state:(index + 1) * num_state]
+                rule.update(param, grad, state)
+        return [loss]
+
+    traced_inputs = []
+    for _, role, tensor in arguments:
+        tensor = tensor.detach()
+        if role == pb.PARAMETER:
+            tensor.requires_grad_(True)
+        traced_inputs.append(tensor)
+    graph_module = make_fx(step, tracing_mode="fake")(traced_inputs)
+
+    builder = GraphBuilder(name, seed=seed)
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(arguments):
+        raise ExportError(f"traced {len(placeholders)} inputs, expected "
+                          f"{len(arguments)}")
+    for node, (arg_name, role, tensor) in zip(placeholders, arguments):
+        value = tensor if initial_values else None
+        builder.bind(node, builder.add_argument(arg_name, node.meta["val"],
+                                                role, value))
+    for node in graph_module.graph.nodes:
+        if node.op == "call_function":
+            builder.add_call(node)
+        elif node.op == "get_attr":
+            constant = getattr(graph_module, node.target)
+            builder.bind(node, builder.add_argument(
+                f"constant.{node.target}", constant, pb.BUFFER,
+                constant if initial_values else None))
+        elif node.op == "output":
+            builder.add_outputs(torch.fx.node.map_aggregate(
+                node.args[0], lambda n: n) if isinstance(node.args[0], list)
+                else [node.args[0]])
+    graph = builder.graph
+    graph.metadata["producer"] = "coop_export"
+    graph.metadata["torch_version"] = torch.__version__
+    graph.metadata["optimizer"] = type(rule).__name__.lower()
+    for key, value in (metadata or {}).items():
+        graph.metadata[key] = str(value)
+    return graph

@@ -1,0 +1,11 @@
+//===- coop-translate.cpp - Translations into and out of coop -------------===//
+
+#include "coop/Target/TrainingGraph.h"
+
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+
+int main(int argc, char **argv) {
+  mlir::coop::registerImportTrainingGraphTranslation();
+  return mlir::failed(
+      mlir::mlirTranslateMain(argc, argv, "Coop translation driver\n"));
+}
