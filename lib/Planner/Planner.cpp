@@ -1,11 +1,15 @@
 //===- Planner.cpp - Replays a step through a simulated arena -------------===//
 //
-// The simulator runs the ops in program order. Before an op runs it pins the
-// op's whole recompute closure, recomputes missing inputs depth first,
-// allocates outputs (evicting when best fit fails) and workspace, emits the
-// instruction, then unpins and frees every value past its last use. The
-// policy only decides which resident values to evict. docs/planner.md
-// explains the algorithm and where it departs from the published one.
+// The simulator runs the ops in program order. Before an op runs it lists
+// the op's recompute closure (the producers of missing inputs, depth first),
+// counts how often the closure and the op still read each value (a value
+// with pending reads cannot be evicted), and runs the closure; a value
+// brought back only for the closure is freed as soon as its last reader in
+// it has run. Then it allocates the op's outputs (evicting when best fit
+// fails) and workspace, emits the instruction and frees every value past its
+// last use. The policy only decides which resident values to evict.
+// docs/planner.md explains the algorithm and where it departs from the
+// published one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -249,17 +253,23 @@ private:
     Arena *region = nullptr;
     int64_t offset = -1;
     int64_t size = 0;
-    int32_t pins = 0;
+    /// Outputs of the op being executed, until it has run.
+    bool pinned = false;
+    /// Reads still to come from the current op and its recompute closure.
+    int32_t pendingReads = 0;
     double lastAccess = 0;
     int32_t group = -1; // union-find node while gone
   };
 
   Status runOp(OpId k);
-  void pinClosure(TensorId content);
-  Status ensureResident(TensorId content);
+  /// Appends to closure_ the producers that must run again, in order, for
+  /// `content` to be resident.
+  Status listClosure(TensorId content);
   Status execute(OpId op, bool isRecompute);
-  bool shouldConsumeOperand(TensorId operand, TensorId output,
-                            bool isRecompute);
+  /// After `op` ran: its inputs have one read fewer to come; free what the
+  /// current op and its closure no longer need and nothing later reads.
+  void consumeReads(OpId op);
+  bool shouldConsumeOperand(TensorId operand, TensorId output, OpId op);
   Status allocate(int64_t size, int32_t owner, bool expensive,
                   const std::string &what, Arena **region, int64_t *offset);
   bool fitsWithoutEviction(int64_t size) const;
@@ -270,14 +280,11 @@ private:
   /// DTR, DTE, Coop without window: the single lowest-scoring tensor.
   TensorId chooseLowestScore(const Arena &region);
   bool evictableNow(TensorId t) const {
-    return a_.evictable[t] && values_[t].resident && values_[t].pins == 0;
+    const Value &v = values_[t];
+    return a_.evictable[t] && v.resident && !v.pinned && v.pendingReads == 0;
   }
   double score(TensorId t, const Arena &region);
   double neighbourhoodCost(TensorId t);
-  void pin(TensorId t) {
-    ++values_[t].pins;
-    pinned_.push_back(t);
-  }
   void place(TensorId t, Arena *region, int64_t offset, int64_t size);
   void drop(TensorId t, InstructionKind how);
   void markGone(TensorId t);
@@ -297,8 +304,7 @@ private:
   OpId currentOp_ = kNone;
   uint32_t epoch_ = 0;
   std::vector<uint32_t> opStamp_; // closure visits of the current op
-  std::vector<TensorId> pinned_;
-  std::vector<TensorId> recomputedNow_;
+  std::vector<OpId> closure_;     // ops to recompute for the current op
   int64_t allocatedBytes_ = 0;
   double fragmentationSum_ = 0;
 };
@@ -553,16 +559,21 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
 }
 
 bool Simulator::shouldConsumeOperand(TensorId operand, TensorId output,
-                                     bool isRecompute) {
+                                     OpId op) {
   const Value &v = values_[operand];
   if (!v.resident || !options_.recomputableInPlace)
     return false;
-  if (a_.lastUse[operand] == currentOp_)
+  // Reads still to come other than `op`'s own: the rest of the closure and,
+  // while recomputing, the current op.
+  int32_t readsByOp = 0;
+  for (TensorId in : g_.ops[op].inputs)
+    readsByOp += a_.content[in] == operand;
+  if (v.pendingReads > readsByOp)
+    return false;
+  if (a_.lastUse[operand] <= currentOp_)
     return true; // nobody reads the old value after this op
   if (options_.policy == Policy::None || !a_.evictable[operand])
     return false;
-  if (isRecompute) // only this recomputation wanted the operand back
-    return v.pins == 1;
   // The old value is still read later. Keeping it costs nothing while memory
   // allows; otherwise it becomes a virtual evicted value (Coop's in-place).
   return !fitsWithoutEviction(
@@ -578,8 +589,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
     if (values_[out].resident)
       continue; // a sibling of a recomputed value: rewritten where it is
     const TensorId prev = g_.tensors[out].previousVersion;
-    if (prev != kNone && shouldConsumeOperand(a_.content[prev], out,
-                                              isRecompute)) {
+    if (prev != kNone && shouldConsumeOperand(a_.content[prev], out, k)) {
       // The buffer keeps its address and now holds the new version.
       const TensorId operand = a_.content[prev];
       Value old = values_[operand];
@@ -587,7 +597,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
       markGone(operand);
       place(out, old.region, old.offset, old.size);
       ins.outputs.push_back({out, old.offset, old.size, true});
-      pin(out);
+      values_[out].pinned = true;
       continue;
     }
     const int64_t size = alignUp(g_.tensors[out].bytes, options_.alignment);
@@ -599,7 +609,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
       return st;
     place(out, region, offset, size);
     ins.outputs.push_back({out, offset, size, false});
-    pin(out);
+    values_[out].pinned = true;
   }
   Arena *wsRegion = nullptr;
   if (op.workspaceBytes > 0) {
@@ -621,29 +631,16 @@ Status Simulator::execute(OpId k, bool isRecompute) {
   plan_.stats.executedCostUs += op.costUs;
   for (TensorId in : op.inputs)
     values_[a_.content[in]].lastAccess = clock_;
-  for (TensorId out : op.outputs)
+  for (TensorId out : op.outputs) {
     values_[out].lastAccess = clock_;
-  if (isRecompute) {
-    ++plan_.stats.recomputeCount;
-    recomputedNow_.insert(recomputedNow_.end(), op.outputs.begin(),
-                          op.outputs.end());
+    values_[out].pinned = false;
   }
+  if (isRecompute)
+    ++plan_.stats.recomputeCount;
   return Status::ok();
 }
 
-void Simulator::pinClosure(TensorId content) {
-  pin(content);
-  if (values_[content].resident || !a_.recomputable[content])
-    return;
-  const OpId producer = g_.tensors[content].producer;
-  if (opStamp_[producer] == epoch_)
-    return;
-  opStamp_[producer] = epoch_;
-  for (TensorId in : g_.ops[producer].inputs)
-    pinClosure(a_.content[in]);
-}
-
-Status Simulator::ensureResident(TensorId content) {
+Status Simulator::listClosure(TensorId content) {
   if (values_[content].resident)
     return Status::ok();
   if (!a_.recomputable[content])
@@ -651,24 +648,56 @@ Status Simulator::ensureResident(TensorId content) {
                          ": '" + g_.tensors[content].name +
                          "' is gone and cannot be recomputed");
   const OpId producer = g_.tensors[content].producer;
+  if (opStamp_[producer] == epoch_)
+    return Status::ok(); // already listed: it brings back all its outputs
+  opStamp_[producer] = epoch_;
   for (TensorId in : g_.ops[producer].inputs) {
-    Status st = ensureResident(a_.content[in]);
+    Status st = listClosure(a_.content[in]);
     if (!st)
       return st;
   }
-  return execute(producer, /*isRecompute=*/true);
+  closure_.push_back(producer);
+  return Status::ok();
+}
+
+void Simulator::consumeReads(OpId op) {
+  auto release = [&](TensorId t) {
+    const Value &v = values_[t];
+    if (v.resident && v.pendingReads == 0 && a_.lastUse[t] < currentOp_)
+      drop(t, InstructionKind::Free);
+  };
+  for (TensorId in : g_.ops[op].inputs) {
+    --values_[a_.content[in]].pendingReads;
+    release(a_.content[in]);
+  }
+  for (TensorId out : g_.ops[op].outputs)
+    if (a_.content[out] == out)
+      release(out); // a sibling nobody in the closure wanted
 }
 
 Status Simulator::runOp(OpId k) {
   currentOp_ = k;
   ++epoch_;
   const Op &op = g_.ops[k];
-  for (TensorId in : op.inputs)
-    pinClosure(a_.content[in]);
+  // The whole schedule is known: list the closure, then count the reads it
+  // and the op still have to make, so each value recomputed for it is held
+  // exactly until its last reader within the closure has run.
+  closure_.clear();
   for (TensorId in : op.inputs) {
-    Status st = ensureResident(a_.content[in]);
+    Status st = listClosure(a_.content[in]);
     if (!st)
       return st;
+  }
+  for (OpId p : closure_)
+    for (TensorId in : g_.ops[p].inputs)
+      ++values_[a_.content[in]].pendingReads;
+  for (TensorId in : op.inputs)
+    ++values_[a_.content[in]].pendingReads;
+  for (OpId p : closure_) {
+    Status st = execute(p, /*isRecompute=*/true);
+    if (!st)
+      return st;
+    consumeReads(p);
   }
   if (op.isView) {
     // Aliases its source: nothing to allocate or compute.
@@ -681,19 +710,12 @@ Status Simulator::runOp(OpId k) {
     if (!st)
       return st;
   }
-
-  for (TensorId t : pinned_)
-    --values_[t].pins;
-  pinned_.clear();
-  // Values past their last use go now, including those brought back only
-  // to feed this op's recomputations.
+  for (TensorId in : op.inputs)
+    --values_[a_.content[in]].pendingReads;
+  // Values past their last use go now.
   for (TensorId t : a_.dieAt[k])
     if (values_[t].resident)
       drop(t, InstructionKind::Free);
-  for (TensorId t : recomputedNow_)
-    if (values_[t].resident && a_.lastUse[t] <= k)
-      drop(t, InstructionKind::Free);
-  recomputedNow_.clear();
   return Status::ok();
 }
 

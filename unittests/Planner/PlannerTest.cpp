@@ -179,17 +179,30 @@ TEST(Planner, RecomputeChainSeveralLevelsDeep) {
   EXPECT_EQ(recomputed, chain);
   EXPECT_EQ(p.stats.recomputeCount, 4);
   EXPECT_DOUBLE_EQ(p.stats.computeOverhead, 4.0 / 7.0);
-  // Brought back only to feed the recomputation: freed right after.
-  const TensorId a1 = g.ops[chain[0]].outputs[0];
-  EXPECT_EQ(p.instructions.back().kind, InstructionKind::Free);
-  bool a1Freed = false;
-  for (size_t i = p.instructions.size(); i-- > 0;) {
-    const Instruction &ins = p.instructions[i];
-    if (ins.kind == InstructionKind::Run && ins.op == last)
+  // Brought back only to feed the recomputation: each level is freed as
+  // soon as the next one has been recomputed from it, so the chain never
+  // holds more than two levels at once.
+  std::vector<InstructionKind> kinds;
+  std::vector<int32_t> subjects;
+  bool started = false;
+  for (const Instruction &ins : p.instructions) {
+    started |= ins.kind == InstructionKind::Recompute;
+    if (!started)
+      continue;
+    kinds.push_back(ins.kind);
+    subjects.push_back(ins.kind == InstructionKind::Free ? ins.tensor
+                                                         : ins.op);
+    if (ins.kind == InstructionKind::Run)
       break;
-    a1Freed |= ins.kind == InstructionKind::Free && ins.tensor == a1;
   }
-  EXPECT_TRUE(a1Freed);
+  auto out = [&](int i) { return g.ops[chain[i]].outputs[0]; };
+  using K = InstructionKind;
+  EXPECT_EQ(kinds, std::vector<K>({K::Recompute, K::Recompute, K::Free,
+                                   K::Recompute, K::Free, K::Recompute,
+                                   K::Free, K::Run}));
+  EXPECT_EQ(subjects,
+            std::vector<int32_t>({chain[0], chain[1], out(0), chain[2],
+                                  out(1), chain[3], out(2), last}));
 }
 
 // w (param), x (input)
@@ -258,6 +271,41 @@ TEST(Planner, CopyOnWriteAblationNeedsMoreMemory) {
   ASSERT_OK(planAndVerify(s.g, o, &p));
   EXPECT_FALSE(findRun(p, s.relu)->outputs[0].inPlace);
   EXPECT_FALSE(findRun(p, s.add)->outputs[0].inPlace);
+}
+
+TEST(Planner, RecomputedInPlaceConsumesItsRecomputedOperand) {
+  // x (input, 512) ; a = exp(x) ; r = relu_(a) in place ; b = sin(x) ;
+  // c = cos(x) ; d = add(b, c) ; e = mul(d, r). Four 512-byte slots: d
+  // evicts r, and e needs r back. Recomputing r recomputes a, and relu_ must
+  // then write a's buffer in place: a was brought back only for it. A copy
+  // would need a fifth slot for e.
+  Graph g;
+  TensorId x = g.addArgument("x", 512, TensorRole::Input);
+  OpId exp = g.addOp("aten.exp", {x}, {512}, {}, 1.0);
+  TensorId a = g.ops[exp].outputs[0];
+  OpId relu = g.addOp("aten.relu_", {a}, {512}, {0}, 1.0);
+  TensorId r = g.ops[relu].outputs[0];
+  TensorId b = g.ops[g.addOp("aten.sin", {x}, {512}, {}, 1.0)].outputs[0];
+  TensorId c = g.ops[g.addOp("aten.cos", {x}, {512}, {}, 1.0)].outputs[0];
+  TensorId d = g.ops[g.addOp("aten.add", {b, c}, {512}, {}, 1.0)].outputs[0];
+  OpId mul = g.addOp("aten.mul", {d, r}, {512}, {}, 1.0);
+  g.markStepOutput(g.ops[mul].outputs[0]);
+  ASSERT_TRUE(g.finalize());
+
+  PlanOptions o;
+  o.budgetBytes = 4 * 512;
+  Plan p;
+  ASSERT_OK(planAndVerify(g, o, &p));
+  std::vector<const Instruction *> recomputes;
+  for (const Instruction &ins : p.instructions)
+    if (ins.kind == InstructionKind::Recompute)
+      recomputes.push_back(&ins);
+  ASSERT_EQ(recomputes.size(), 2u);
+  EXPECT_EQ(recomputes[0]->op, exp);
+  EXPECT_EQ(recomputes[1]->op, relu);
+  ASSERT_EQ(recomputes[1]->outputs.size(), 1u);
+  EXPECT_TRUE(recomputes[1]->outputs[0].inPlace);
+  EXPECT_EQ(recomputes[1]->outputs[0].offset, recomputes[0]->outputs[0].offset);
 }
 
 TEST(Planner, ParameterUpdateStaysInPlace) {
