@@ -148,4 +148,48 @@ def CoopVerifyPlan : Pass<"coop-verify-plan", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::coop::CoopDialect"];
 }
 
+def CoopAnnotateCosts : Pass<"coop-annotate-costs", "::mlir::ModuleOp"> {
+  let summary = "Fill in cost_us on compute ops that lack it";
+  let description = [{
+    Estimates the run time of every `coop.compute` in a `coop.step`
+    function that has no `cost_us` yet: the measured time from the profile
+    table when it lists the kernel, else the analytic roofline of the
+    device, max(FLOPs / peak FLOP/s, bytes moved / bandwidth), per aten op
+    family (matmuls and convolutions by their FLOPs, everything else by the
+    bytes it touches). Views cost nothing and are left alone; existing
+    costs are kept. See docs/cost-model.md for the families and the
+    profile format.
+
+    Input:
+
+    ```mlir
+    func.func @step(%w: tensor<128x256xf32> {coop.role = #coop.role<parameter>},
+                    %x: tensor<512x256xf32> {coop.role = #coop.role<input>})
+        -> tensor<512x128xf32> attributes {coop.step} {
+      %wt = coop.view "aten.t"(%w) : (tensor<128x256xf32>) -> tensor<256x128xf32>
+      %y = coop.compute "aten.mm"(%x, %wt)
+          : (tensor<512x256xf32>, tensor<256x128xf32>) -> tensor<512x128xf32>
+      return %y : tensor<512x128xf32>
+    }
+    ```
+
+    Output with `--coop-annotate-costs=device=a100` (33.5 MFLOP at
+    19.5 TFLOP/s):
+
+    ```mlir
+      %y = coop.compute "aten.mm"(%x, %wt) {cost_us = 1.7207... : f64}
+          : (tensor<512x256xf32>, tensor<256x128xf32>) -> tensor<512x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"a100\"",
+           "Built-in device whose peak FLOP/s and bandwidth the roofline "
+           "uses: a100, v100, h100 or cpu">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "Measured profile table (kernel, operand signatures, "
+           "microseconds per line) that overrides the analytic estimate">
+  ];
+  let dependentDialects = ["::mlir::coop::CoopDialect"];
+}
+
 #endif // COOP_TRANSFORMS_PASSES_TD
