@@ -276,14 +276,15 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
                             << "'; expected coop, dtr, dte or none";
   options.policy = *parsedPolicy;
   if (alignment <= 0)
-    return emitError(func.getLoc()) << "alignment must be positive, got " << alignment;
+    return emitError(func.getLoc()) << "alignment must be positive, got "
+                                   << static_cast<int64_t>(alignment);
   options.alignment = alignment;
   options.twoEndedPartitioning = partition;
   options.recomputableInPlace = inplace;
   options.slidingWindow = window;
   if (smallRegion < 0)
     return emitError(func.getLoc()) << "small-region must be non-negative, got "
-                            << smallRegion;
+                            << static_cast<int64_t>(smallRegion);
   options.smallRegionBytes = smallRegion;
 
   if (budget.empty() == (ratio == 0.0))

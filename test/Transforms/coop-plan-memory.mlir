@@ -1,4 +1,27 @@
 // RUN: coop-opt %s --coop-plan-memory="budget=2KiB" --coop-verify-plan | FileCheck %s
+// RUN: coop-opt %s --coop-plan-memory="budget=2KiB report=true svg=%t.svg" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: FileCheck %s --check-prefix=SVG < %t.svg
+
+// REPORT: coop-plan-memory @evict_and_recompute: policy coop, budget 2048 (2.00 KiB)
+// REPORT-NEXT: memory floor: 2048 (2.00 KiB)
+// REPORT-NEXT: persistent: 512 (512 B)
+// REPORT-NEXT: peak allocated: 2048 (2.00 KiB)
+// REPORT-NEXT: compute overhead: 20.00 %
+// REPORT-NEXT: fragmentation: 0.00 %
+// REPORT-NEXT: evictions: 1 in 1 eviction events
+// REPORT-NEXT: recomputations: 1
+// REPORT-NEXT: eviction search: {{[0-9.]+}} ms
+// REPORT-NEXT: planning time: {{[0-9.]+}} ms
+
+// The picture: the persistent x for the whole step, c evicted at the
+// fourth instruction, its recomputation outlined.
+// SVG: <svg xmlns="http://www.w3.org/2000/svg"
+// SVG: coop plan, budget 2048 bytes: overhead 20.00%, fragmentation 0.00%, 1 evictions, 1 recomputations
+// SVG: fill="#9e9e9e"><title>arg0 [0, 512) steps 0-11</title>
+// SVG: fill="#3182bd"><title>aten.cos#2:0 [512, 1024) steps 2-3</title>
+// SVG: fill="#3182bd" stroke="#6a3d9a" stroke-width="1.5"><title>aten.cos#2:0 [1536, 2048) steps 7-9</title>
+// SVG: <line {{.*}} stroke="#d62728"
+// SVG: </svg>
 
 // Worked by hand. Arena of 2048 bytes, 512-byte slots; x is persistent and
 // takes slot 0. Cheap tensors go to the high edge of the best-fitting free

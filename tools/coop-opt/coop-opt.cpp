@@ -1,6 +1,7 @@
 //===- coop-opt.cpp - The coop pass driver --------------------------------===//
 
 #include "coop/Dialect/Coop/IR/CoopDialect.h"
+#include "coop/Dialect/CoopRT/IR/CoopRT.h"
 #include "coop/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -10,8 +11,10 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::coop::CoopDialect, mlir::func::FuncDialect>();
+  registry.insert<mlir::coop::CoopDialect, mlir::coop_rt::CoopRTDialect,
+                  mlir::func::FuncDialect>();
   mlir::coop::registerCoopPasses();
+  mlir::coop::registerCoopPipelines();
   // Generic clean-ups users chain with coop passes.
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

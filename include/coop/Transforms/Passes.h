@@ -4,6 +4,7 @@
 #define COOP_TRANSFORMS_PASSES_H
 
 #include "coop/Dialect/Coop/IR/CoopDialect.h"
+#include "coop/Dialect/CoopRT/IR/CoopRT.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -15,6 +16,9 @@ namespace mlir::coop {
 
 #define GEN_PASS_REGISTRATION
 #include "coop/Transforms/Passes.h.inc"
+
+/// Registers --coop-compile: plan, verify and lower.
+void registerCoopPipelines();
 
 } // namespace mlir::coop
 

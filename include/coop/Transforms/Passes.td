@@ -148,6 +148,45 @@ def CoopVerifyPlan : Pass<"coop-verify-plan", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::coop::CoopDialect"];
 }
 
+def CoopLowerToRuntime : Pass<"coop-lower-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower planned steps to coop_rt programs of kernel launches";
+  let description = [{
+    Replaces every planned `coop.step` function with a `coop_rt.program`:
+    the arena size, the persistent-tensor table (`coop_rt.argument`, one per
+    step argument, with its role and place), one `coop_rt.launch` per
+    executed kernel (recomputations included) whose operands are arena
+    buffers with shape, element type, strides and element offset, and a
+    `coop_rt.output` with the buffers of the step's results. Views vanish
+    into the strides of the buffers that read them; evictions and frees
+    vanish because every address is fixed.
+
+    Input (planned):
+
+    ```mlir
+    func.func @step(%x: tensor<4x8xf32> {coop.offset = 0 : i64, coop.role = #coop.role<input>})
+        -> tensor<8x4xf32> attributes {coop.plan = {budget = 1024 : i64, ...}, coop.step} {
+      %t = coop.view "aten.t"(%x) : (tensor<4x8xf32>) -> tensor<8x4xf32>
+      %y = coop.compute "aten.relu"(%t) {offsets = array<i64: 512>} : ...
+      return %y : tensor<8x4xf32>
+    }
+    ```
+
+    Output:
+
+    ```mlir
+    coop_rt.program @step arena(1024) attributes {plan = {...}} {
+      coop_rt.argument 0 "arg0" #coop.role<input> #coop_rt.buf<offset = 0, size = 128, element_type = f32, shape = array<i64: 4, 8>, strides = array<i64: 8, 1>, element_offset = 0>
+      coop_rt.launch "aten.relu"([#coop_rt.buf<offset = 0, ..., shape = array<i64: 8, 4>, strides = array<i64: 1, 8>, ...>]) -> ([#coop_rt.buf<offset = 512, ...>])
+      coop_rt.output [#coop_rt.buf<offset = 512, ...>]
+    }
+    ```
+
+    Unplanned steps, and views whose layout is unknown, are errors.
+  }];
+  let dependentDialects = ["::mlir::coop::CoopDialect",
+                           "::mlir::coop_rt::CoopRTDialect"];
+}
+
 def CoopAnnotateCosts : Pass<"coop-annotate-costs", "::mlir::ModuleOp"> {
   let summary = "Fill in cost_us on compute ops that lack it";
   let description = [{

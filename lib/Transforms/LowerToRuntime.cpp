@@ -1,0 +1,183 @@
+//===- LowerToRuntime.cpp - Planned steps to coop_rt programs -------------===//
+
+#include "coop/Dialect/Coop/IR/CoopOps.h"
+#include "coop/Dialect/CoopRT/IR/CoopRT.h"
+#include "coop/Transforms/Passes.h"
+#include "coop/Transforms/ViewLayout.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::coop {
+#define GEN_PASS_DEF_COOPLOWERTORUNTIME
+#include "coop/Transforms/Passes.h.inc"
+} // namespace mlir::coop
+
+using namespace mlir;
+using namespace mlir::coop;
+
+namespace {
+
+/// Where a tensor value's elements are: its storage's byte range in the
+/// arena and its layout over that storage.
+struct Placement {
+  int64_t offset = 0;
+  int64_t size = 0;
+  Layout layout;
+};
+
+class ProgramBuilder {
+public:
+  ProgramBuilder(func::FuncOp func, OpBuilder &builder)
+      : func(func), builder(builder) {}
+
+  /// Emits the program before `func`; the caller erases `func`.
+  LogicalResult build();
+
+private:
+  LogicalResult placeArguments();
+  LogicalResult lowerCompute(ComputeOp compute);
+  LogicalResult lowerView(ViewOp view);
+  coop_rt::BufferAttr bufferOf(Value value);
+  ArrayAttr buffersOf(ValueRange values);
+  void placeContiguous(Value value, int64_t offset);
+
+  func::FuncOp func;
+  OpBuilder &builder;
+  DenseMap<Value, Placement> placements;
+};
+
+void ProgramBuilder::placeContiguous(Value value, int64_t offset) {
+  auto type = cast<RankedTensorType>(value.getType());
+  placements[value] = {offset, *getTensorByteSize(type),
+                       Layout::contiguous(type.getShape())};
+}
+
+coop_rt::BufferAttr ProgramBuilder::bufferOf(Value value) {
+  const Placement &place = placements.lookup(value);
+  auto type = cast<RankedTensorType>(value.getType());
+  return coop_rt::BufferAttr::get(
+      builder.getContext(), place.offset, place.size, type.getElementType(),
+      builder.getDenseI64ArrayAttr(place.layout.shape),
+      builder.getDenseI64ArrayAttr(place.layout.strides),
+      place.layout.elementOffset);
+}
+
+ArrayAttr ProgramBuilder::buffersOf(ValueRange values) {
+  SmallVector<Attribute> buffers;
+  for (Value value : values)
+    buffers.push_back(bufferOf(value));
+  return builder.getArrayAttr(buffers);
+}
+
+/// A readable name for an argument: the exporter's name location if there
+/// is one ("layer1.0.conv1.weight"), else its position.
+static std::string argumentName(BlockArgument arg) {
+  if (auto named = dyn_cast<NameLoc>(arg.getLoc()))
+    return named.getName().str();
+  return "arg" + std::to_string(arg.getArgNumber());
+}
+
+LogicalResult ProgramBuilder::placeArguments() {
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned index = arg.getArgNumber();
+    auto offset = func.getArgAttrOfType<IntegerAttr>(
+        index, CoopDialect::kOffsetAttrName);
+    if (!offset)
+      return emitError(func.getLoc())
+             << "argument #" << index << " of a planned step has no '"
+             << CoopDialect::kOffsetAttrName << "'";
+    placeContiguous(arg, offset.getInt());
+    auto role = func.getArgAttrOfType<RoleAttr>(index,
+                                                CoopDialect::kRoleAttrName);
+    builder.create<coop_rt::ArgumentOp>(
+        arg.getLoc(), builder.getI64IntegerAttr(index),
+        builder.getStringAttr(argumentName(arg)), role, bufferOf(arg));
+  }
+  return success();
+}
+
+LogicalResult ProgramBuilder::lowerView(ViewOp view) {
+  const Placement &source = placements.lookup(view.getSource());
+  std::string error;
+  FailureOr<SmallVector<Layout>> layouts =
+      applyView(view.getKernel(), view.getArgsAttr(), source.layout,
+                view.getResultTypes(), error);
+  if (failed(layouts))
+    return view.emitOpError() << error;
+  for (auto [result, layout] : llvm::zip(view.getResults(), *layouts))
+    placements[result] = {source.offset, source.size, layout};
+  return success();
+}
+
+LogicalResult ProgramBuilder::lowerCompute(ComputeOp compute) {
+  std::optional<ArrayRef<int64_t>> offsets = compute.getOffsets();
+  if (!offsets)
+    return compute.emitOpError("has no 'offsets'; run --coop-plan-memory "
+                               "first");
+  for (auto [result, offset] : llvm::zip(compute.getResults(), *offsets))
+    placeContiguous(result, offset);
+  auto launch = builder.create<coop_rt::LaunchOp>(
+      compute.getLoc(), compute.getKernelAttr(),
+      buffersOf(compute.getInputs()), buffersOf(compute.getResults()),
+      compute.getArgsAttr(), compute.getInplaceAttr(), compute.getRngAttr(),
+      /*workspace=*/nullptr, compute.getRecomputeOfAttr(),
+      compute.getCostUsAttr());
+  if (std::optional<int64_t> bytes = compute.getWorkspaceBytes();
+      bytes && *bytes > 0) {
+    std::optional<int64_t> offset = compute.getWorkspaceOffset();
+    if (!offset)
+      return compute.emitOpError("has a workspace but no 'workspace_offset'");
+    launch.setWorkspaceAttr(coop_rt::BufferAttr::get(
+        builder.getContext(), *offset, *bytes, builder.getI8Type(),
+        builder.getDenseI64ArrayAttr({*bytes}),
+        builder.getDenseI64ArrayAttr({1}), 0));
+  }
+  return success();
+}
+
+LogicalResult ProgramBuilder::build() {
+  auto plan = func->getAttrOfType<DictionaryAttr>(CoopDialect::kPlanAttrName);
+  if (!plan)
+    return emitError(func.getLoc())
+           << "cannot lower @" << func.getSymName()
+           << ": it is not planned; run --coop-plan-memory first";
+  builder.setInsertionPoint(func);
+  auto program = builder.create<coop_rt::ProgramOp>(
+      func.getLoc(), func.getSymNameAttr(), plan.getAs<IntegerAttr>("budget"),
+      plan);
+  builder.setInsertionPointToStart(&program.getBody().emplaceBlock());
+  if (failed(placeArguments()))
+    return failure();
+  for (Operation &op : func.front()) {
+    LogicalResult lowered = success();
+    if (auto compute = dyn_cast<ComputeOp>(op))
+      lowered = lowerCompute(compute);
+    else if (auto view = dyn_cast<ViewOp>(op))
+      lowered = lowerView(view);
+    else if (auto ret = dyn_cast<func::ReturnOp>(op))
+      builder.create<coop_rt::OutputOp>(ret.getLoc(),
+                                        buffersOf(ret.getOperands()));
+    // Evictions and frees need no runtime action: addresses are fixed.
+    if (failed(lowered))
+      return failure();
+  }
+  return success();
+}
+
+struct CoopLowerToRuntimePass
+    : public mlir::coop::impl::CoopLowerToRuntimeBase<CoopLowerToRuntimePass> {
+  void runOnOperation() override {
+    OpBuilder builder(&getContext());
+    SmallVector<func::FuncOp> steps;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (isTrainingStep(func))
+        steps.push_back(func);
+    for (func::FuncOp func : steps) {
+      if (failed(ProgramBuilder(func, builder).build()))
+        return signalPassFailure();
+      func.erase();
+    }
+  }
+};
+
+} // namespace

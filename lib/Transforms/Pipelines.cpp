@@ -1,0 +1,29 @@
+//===- Pipelines.cpp - Named pass pipelines -------------------------------===//
+
+#include "coop/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+void mlir::coop::registerCoopPipelines() {
+  // The pipeline takes exactly the options of coop-plan-memory and hands
+  // them over, so the two can never disagree.
+  registerPassPipeline(
+      "coop-compile",
+      "Plan, verify and lower every training step: coop-plan-memory (whose "
+      "options it takes, e.g. --coop-compile=\"ratio=0.5 policy=coop\"), "
+      "coop-verify-plan, coop-lower-to-runtime",
+      [](OpPassManager &pm, StringRef options,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        std::unique_ptr<Pass> plan = createCoopPlanMemory();
+        if (failed(plan->initializeOptions(options, errorHandler)))
+          return failure();
+        pm.addNestedPass<func::FuncOp>(std::move(plan));
+        pm.addNestedPass<func::FuncOp>(createCoopVerifyPlan());
+        pm.addPass(createCoopLowerToRuntime());
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)>) {});
+}

@@ -1,0 +1,36 @@
+// RUN: not coop-opt %s --coop-plan-memory="budget=12XB" 2>&1 | FileCheck %s --check-prefix=UNITS
+// RUN: not coop-opt %s --coop-plan-memory="budget=-5" 2>&1 | FileCheck %s --check-prefix=UNITS
+// UNITS: error: invalid budget '{{.*}}': expected a positive number of bytes with an optional unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB policy=lru" 2>&1 | FileCheck %s --check-prefix=POLICY
+// POLICY: error: unknown policy 'lru'; expected coop, dtr, dte or none
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB ratio=0.5" 2>&1 | FileCheck %s --check-prefix=BOTH
+// RUN: not coop-opt %s --coop-plan-memory 2>&1 | FileCheck %s --check-prefix=BOTH
+// BOTH: error: give exactly one of budget=<bytes> (e.g. 512MiB) or ratio=<r>
+// RUN: not coop-opt %s --coop-plan-memory="ratio=-0.5" 2>&1 | FileCheck %s --check-prefix=RATIO
+// RATIO: error: ratio must be positive, got -5.000000e-01
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB alignment=0" 2>&1 | FileCheck %s --check-prefix=ALIGN
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB" --coop-plan-memory="budget=1MiB" 2>&1 | FileCheck %s --check-prefix=AGAIN
+// AGAIN: error: step is already planned
+// ALIGN: error: alignment must be positive, got 0
+
+// The floor is x (512) + the working set of op #3, {a, b, c} = 2048 bytes.
+// RUN: not coop-opt %s --coop-plan-memory="budget=1KiB" 2>&1 | FileCheck %s --check-prefix=FLOOR
+// FLOOR: error: cannot plan @step with policy 'coop': budget of 1024 bytes is below the memory floor of 2048 bytes (512 persistent + the working set of op #3 'aten.add')
+// FLOOR: :[[# @LINE + 14]]:8: note: the op with the largest working set, which sets the floor of 2048 bytes
+
+// Without rematerialization a, b, c and d are live together at op #3:
+// 2560 bytes. At the floor, coop evicts d and recomputes it; none cannot.
+// RUN: not coop-opt %s --coop-plan-memory="budget=2048 policy=none" 2>&1 | FileCheck %s --check-prefix=NONE
+// NONE: error: cannot plan @step with policy 'none': out of memory at op #3 'aten.add'
+// RUN: coop-opt %s --coop-plan-memory="budget=2048 policy=coop" --coop-verify-plan | FileCheck %s --check-prefix=COOP
+// COOP: coop.evict
+// COOP: recompute_of = 1
+
+func.func @step(%x: tensor<128xf32> {coop.role = #coop.role<input>}) -> tensor<128xf32> attributes {coop.step} {
+  %a = coop.compute "aten.exp"(%x) : (tensor<128xf32>) -> tensor<128xf32>
+  %d = coop.compute "aten.cos"(%x) : (tensor<128xf32>) -> tensor<128xf32>
+  %b = coop.compute "aten.sin"(%a) : (tensor<128xf32>) -> tensor<128xf32>
+  %c = coop.compute "aten.add"(%a, %b) : (tensor<128xf32>, tensor<128xf32>) -> tensor<128xf32>
+  %e = coop.compute "aten.mul"(%c, %d) : (tensor<128xf32>, tensor<128xf32>) -> tensor<128xf32>
+  return %e : tensor<128xf32>
+}
