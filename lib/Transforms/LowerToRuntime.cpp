@@ -37,6 +37,7 @@ private:
   LogicalResult placeArguments();
   LogicalResult lowerCompute(ComputeOp compute);
   LogicalResult lowerView(ViewOp view);
+  LogicalResult moveFinalVersionsHome();
   coop_rt::BufferAttr bufferOf(Value value);
   ArrayAttr buffersOf(ValueRange values);
   void placeContiguous(Value value, int64_t offset);
@@ -44,6 +45,11 @@ private:
   func::FuncOp func;
   OpBuilder &builder;
   DenseMap<Value, Placement> placements;
+  /// The value that owns the storage a value lives in (itself, the source
+  /// of a view, the first version of an in-place chain).
+  DenseMap<Value, Value> storageOf;
+  /// The newest version written into each storage.
+  DenseMap<Value, Value> latestVersion;
 };
 
 void ProgramBuilder::placeContiguous(Value value, int64_t offset) {
@@ -87,6 +93,7 @@ LogicalResult ProgramBuilder::placeArguments() {
              << "argument #" << index << " of a planned step has no '"
              << CoopDialect::kOffsetAttrName << "'";
     placeContiguous(arg, offset.getInt());
+    storageOf[arg] = arg;
     auto role = func.getArgAttrOfType<RoleAttr>(index,
                                                 CoopDialect::kRoleAttrName);
     builder.create<coop_rt::ArgumentOp>(
@@ -104,8 +111,10 @@ LogicalResult ProgramBuilder::lowerView(ViewOp view) {
                 view.getResultTypes(), error);
   if (failed(layouts))
     return view.emitOpError() << error;
-  for (auto [result, layout] : llvm::zip(view.getResults(), *layouts))
+  for (auto [result, layout] : llvm::zip(view.getResults(), *layouts)) {
     placements[result] = {source.offset, source.size, layout};
+    storageOf[result] = storageOf.lookup(view.getSource());
+  }
   return success();
 }
 
@@ -114,8 +123,25 @@ LogicalResult ProgramBuilder::lowerCompute(ComputeOp compute) {
   if (!offsets)
     return compute.emitOpError("has no 'offsets'; run --coop-plan-memory "
                                "first");
-  for (auto [result, offset] : llvm::zip(compute.getResults(), *offsets))
+  for (auto [index, result] : llvm::enumerate(compute.getResults())) {
+    int64_t offset = (*offsets)[index];
+    Value storage = result;
+    if (std::optional<unsigned> input = compute.getInplaceOperand(index)) {
+      Value overwritten = compute.getOperand(*input);
+      storage = storageOf.lookup(overwritten);
+      // Written where the operand lives: the operand's own layout, a view's
+      // strides included. Elsewhere the plan copies on write.
+      if (placements.lookup(overwritten).offset == offset) {
+        placements[result] = placements.lookup(overwritten);
+        storageOf[result] = storage;
+        latestVersion[storage] = result;
+        continue;
+      }
+    }
     placeContiguous(result, offset);
+    storageOf[result] = storage;
+    latestVersion[storage] = result;
+  }
   auto launch = builder.create<coop_rt::LaunchOp>(
       compute.getLoc(), compute.getKernelAttr(),
       buffersOf(compute.getInputs()), buffersOf(compute.getResults()),
@@ -131,6 +157,28 @@ LogicalResult ProgramBuilder::lowerCompute(ComputeOp compute) {
         builder.getContext(), *offset, *bytes, builder.getI8Type(),
         builder.getDenseI64ArrayAttr({*bytes}),
         builder.getDenseI64ArrayAttr({1}), 0));
+  }
+  return success();
+}
+
+/// A persistent tensor's final version must be where the next step expects
+/// the tensor: copy it home when the plan wrote it elsewhere (copy on
+/// write of a parameter still read after its update).
+LogicalResult ProgramBuilder::moveFinalVersionsHome() {
+  for (BlockArgument arg : func.getArguments()) {
+    Value last = latestVersion.lookup(arg);
+    if (!last || placements.lookup(last).offset == placements.lookup(arg).offset)
+      continue;
+    if (last.getType() != arg.getType())
+      return emitError(func.getLoc())
+             << "cannot move the final version of argument #"
+             << arg.getArgNumber() << " home: it was last written through a "
+             << "view of type " << last.getType() << " at another place";
+    builder.create<coop_rt::LaunchOp>(
+        last.getLoc(), builder.getStringAttr("coop.copy"),
+        buffersOf(ValueRange{last}), buffersOf(ValueRange{arg}),
+        /*args=*/nullptr, /*inplace=*/nullptr, /*rng=*/nullptr,
+        /*workspace=*/nullptr, /*recompute_of=*/nullptr, /*cost_us=*/nullptr);
   }
   return success();
 }
@@ -154,9 +202,11 @@ LogicalResult ProgramBuilder::build() {
       lowered = lowerCompute(compute);
     else if (auto view = dyn_cast<ViewOp>(op))
       lowered = lowerView(view);
-    else if (auto ret = dyn_cast<func::ReturnOp>(op))
+    else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      lowered = moveFinalVersionsHome();
       builder.create<coop_rt::OutputOp>(ret.getLoc(),
                                         buffersOf(ret.getOperands()));
+    }
     // Evictions and frees need no runtime action: addresses are fixed.
     if (failed(lowered))
       return failure();

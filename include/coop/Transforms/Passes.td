@@ -158,7 +158,10 @@ def CoopLowerToRuntime : Pass<"coop-lower-to-runtime", "::mlir::ModuleOp"> {
     buffers with shape, element type, strides and element offset, and a
     `coop_rt.output` with the buffers of the step's results. Views vanish
     into the strides of the buffers that read them; evictions and frees
-    vanish because every address is fixed.
+    vanish because every address is fixed. An in-place result keeps its
+    operand's layout. When the plan wrote a persistent tensor's final
+    version somewhere else (copy on write), a `coop.copy` launch at the end
+    moves it home, so the next step finds it where it expects it.
 
     Input (planned):
 
