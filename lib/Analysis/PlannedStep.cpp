@@ -50,6 +50,7 @@ void PlannedStep::read(func::FuncOp func) {
   if (auto align = summary.getAs<IntegerAttr>("alignment"))
     alignment = std::max<int64_t>(align.getInt(), 1);
   residentAt.assign(graph.tensors.size(), -1);
+  residentSize.assign(graph.tensors.size(), 0);
 
   for (BlockArgument arg : func.getArguments()) {
     auto offset = func.getArgAttrOfType<IntegerAttr>(
@@ -62,6 +63,7 @@ void PlannedStep::read(func::FuncOp func) {
     plan.arguments.push_back({tensor, offset.getInt(),
                               aligned(graph.tensors[tensor].bytes), false});
     residentAt[tensor] = offset.getInt();
+    residentSize[tensor] = plan.arguments.back().size;
   }
   for (Operation &op : func.front()) {
     checkOperands(&op);
@@ -128,10 +130,14 @@ void PlannedStep::readCompute(ComputeOp compute) {
     if (residentAt[tensor] == offset)
       continue;
     bool inPlace = false;
+    // An in-place result takes over its operand's whole buffer, which is
+    // larger than the result when the write goes through a view.
+    int64_t size = aligned(graph.tensors[tensor].bytes);
     if (std::optional<unsigned> operand = compute.getInplaceOperand(index)) {
       TensorId overwritten = contentOf(op.inputs[*operand]);
       inPlace = residentAt[overwritten] == offset;
       if (inPlace) {
+        size = residentSize[overwritten];
         residentAt[overwritten] = -1;
         Value old = compute.getOperand(*operand);
         while (auto view = old.getDefiningOp<ViewOp>())
@@ -139,9 +145,9 @@ void PlannedStep::readCompute(ComputeOp compute) {
         gone[old] = compute;
       }
     }
-    ins.outputs.push_back(
-        {tensor, offset, aligned(graph.tensors[tensor].bytes), inPlace});
+    ins.outputs.push_back({tensor, offset, size, inPlace});
     residentAt[tensor] = offset;
+    residentSize[tensor] = size;
   }
   if (op.workspaceBytes > 0) {
     std::optional<int64_t> workspace = compute.getWorkspaceOffset();

@@ -38,6 +38,12 @@ const char *policyName(Policy policy) {
   return "unknown";
 }
 
+int64_t allocationSize(int64_t bytes, int64_t alignment) {
+  // Zero-byte values still get a distinct address.
+  bytes = std::max<int64_t>(bytes, 1);
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
 bool isExpensiveKernel(const Op &op, int64_t bytes,
                        const PlanOptions &options) {
   for (const std::string &pattern : options.expensiveKernelSubstrings)
@@ -59,11 +65,6 @@ constexpr double kStalenessEpsilon = 1e-9;
 /// Relative tolerance for "strictly cheaper" windows: sliding sums drift.
 constexpr double kCostTolerance = 1e-9;
 
-int64_t alignUp(int64_t bytes, int64_t alignment) {
-  // Zero-byte values still get a distinct address.
-  bytes = std::max<int64_t>(bytes, 1);
-  return (bytes + alignment - 1) / alignment * alignment;
-}
 
 /// Groups of evicted values for DTR's e* neighbourhood cost.
 class CostUnionFind {
@@ -195,7 +196,7 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
   }
   for (size_t i = 0; i < n; ++i)
     if (g.tensors[i].producer == kNone) {
-      a.persistentBytes += alignUp(g.tensors[i].bytes, options.alignment);
+      a.persistentBytes += allocationSize(g.tensors[i].bytes, options.alignment);
       if (a.lastUse[i] >= 0 && a.lastUse[i] < opCount)
         a.dieAt[a.lastUse[i]].push_back(static_cast<TensorId>(i));
     }
@@ -213,10 +214,10 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
     std::sort(buffers.begin(), buffers.end());
     buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
     int64_t bytes = op.workspaceBytes > 0
-                        ? alignUp(op.workspaceBytes, options.alignment)
+                        ? allocationSize(op.workspaceBytes, options.alignment)
                         : 0;
     for (TensorId b : buffers)
-      bytes += alignUp(g.tensors[b].bytes, options.alignment);
+      bytes += allocationSize(g.tensors[b].bytes, options.alignment);
     if (!op.isView)
       for (TensorId out : op.outputs) {
         TensorId prev = g.tensors[out].previousVersion;
@@ -228,7 +229,7 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
                            a.evictable[operand]);
         }
         if (!reusesOperand)
-          bytes += alignUp(g.tensors[out].bytes, options.alignment);
+          bytes += allocationSize(g.tensors[out].bytes, options.alignment);
       }
     if (a.persistentBytes + bytes > a.floorBytes) {
       a.floorBytes = a.persistentBytes + bytes;
@@ -577,7 +578,7 @@ bool Simulator::shouldConsumeOperand(TensorId operand, TensorId output,
   // The old value is still read later. Keeping it costs nothing while memory
   // allows; otherwise it becomes a virtual evicted value (Coop's in-place).
   return !fitsWithoutEviction(
-      alignUp(g_.tensors[output].bytes, options_.alignment));
+      allocationSize(g_.tensors[output].bytes, options_.alignment));
 }
 
 Status Simulator::execute(OpId k, bool isRecompute) {
@@ -600,7 +601,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
       values_[out].pinned = true;
       continue;
     }
-    const int64_t size = alignUp(g_.tensors[out].bytes, options_.alignment);
+    const int64_t size = allocationSize(g_.tensors[out].bytes, options_.alignment);
     Arena *region = nullptr;
     int64_t offset = -1;
     Status st = allocate(size, out, a_.expensive[out],
@@ -613,7 +614,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
   }
   Arena *wsRegion = nullptr;
   if (op.workspaceBytes > 0) {
-    ins.workspaceBytes = alignUp(op.workspaceBytes, options_.alignment);
+    ins.workspaceBytes = allocationSize(op.workspaceBytes, options_.alignment);
     bool expensive = isExpensiveKernel(op, ins.workspaceBytes, options_);
     Status st = allocate(ins.workspaceBytes, kWorkspaceOwner, expensive,
                          "the workspace of " + describeOp(k), &wsRegion,
@@ -743,7 +744,7 @@ Status Simulator::run() {
       options_.budgetBytes / options_.alignment * options_.alignment;
   const int64_t smallBytes =
       options_.smallRegionBytes > 0
-          ? std::min(usable, alignUp(options_.smallRegionBytes,
+          ? std::min(usable, allocationSize(options_.smallRegionBytes,
                                      options_.alignment))
           : 0;
   main_ = Arena(0, usable - smallBytes);
@@ -754,7 +755,7 @@ Status Simulator::run() {
     if (g_.tensors[i].producer != kNone)
       continue;
     const TensorId t = static_cast<TensorId>(i);
-    const int64_t size = alignUp(g_.tensors[t].bytes, options_.alignment);
+    const int64_t size = allocationSize(g_.tensors[t].bytes, options_.alignment);
     const int64_t offset = main_.allocate(size, t, /*atHighEdge=*/false);
     if (offset < 0)
       return Status::error("budget of " +
@@ -799,9 +800,9 @@ Status minimumBudget(const Graph &graph, PlanOptions options,
   int64_t lo = scratch.stats.memoryFloorBytes / align; // in alignment units
   int64_t hi = lo;
   for (const Tensor &t : graph.tensors)
-    hi += alignUp(t.bytes, align) / align;
+    hi += allocationSize(t.bytes, align) / align;
   for (const Op &op : graph.ops)
-    hi += alignUp(op.workspaceBytes, align) / align;
+    hi += allocationSize(op.workspaceBytes, align) / align;
   options.budgetBytes = hi * align;
   Status st = plan(graph, options, &scratch);
   if (!st)

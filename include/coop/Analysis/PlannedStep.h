@@ -45,7 +45,7 @@ private:
   void checkOperands(Operation *op);
   void fail(Location loc, std::string message);
   int64_t aligned(int64_t bytes) const {
-    return (bytes + alignment - 1) / alignment * alignment;
+    return planner::allocationSize(bytes, alignment);
   }
   planner::TensorId contentOf(planner::TensorId tensor) const;
 
@@ -53,8 +53,10 @@ private:
   planner::Plan plan;
   int64_t alignment = 1;
   SmallVector<Operation *> instructionOps;
-  /// Offset of each content tensor's buffer while it is resident, else -1.
+  /// Offset of each content tensor's buffer while it is resident, else -1,
+  /// and the size of that buffer.
   std::vector<int64_t> residentAt;
+  std::vector<int64_t> residentSize;
   planner::OpId nextOp = 0;
   /// Values whose buffer was released or overwritten, and by which op.
   llvm::DenseMap<Value, Operation *> gone;

@@ -56,6 +56,10 @@ struct PlanOptions {
   bool slidingWindow = true;
 };
 
+/// Bytes the arena gives a value of `bytes`: rounded up to the alignment,
+/// and at least one unit so that every value has its own address.
+int64_t allocationSize(int64_t bytes, int64_t alignment);
+
 /// Two-ended placement's class: are `bytes` produced by `op` expensive to
 /// recompute (placed at the low end) rather than cheap (high end)?
 bool isExpensiveKernel(const Op &op, int64_t bytes, const PlanOptions &options);
