@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "coop/Target/TrainingGraph.h"
+#include "coop/Target/ProtoConversions.h"
 
 #include "coop/Dialect/Coop/IR/CoopDialect.h"
 #include "coop/Dialect/Coop/IR/CoopOps.h"
@@ -75,27 +76,10 @@ private:
 
 FailureOr<RankedTensorType> Importer::tensorType(int64_t id) {
   const coop_pb::Tensor &tensor = graph.tensors(id);
-  Type element;
-  switch (tensor.dtype()) {
-  case coop_pb::FLOAT32: element = builder.getF32Type(); break;
-  case coop_pb::FLOAT16: element = builder.getF16Type(); break;
-  case coop_pb::BFLOAT16: element = builder.getBF16Type(); break;
-  case coop_pb::FLOAT64: element = builder.getF64Type(); break;
-  case coop_pb::INT64: element = builder.getI64Type(); break;
-  case coop_pb::INT32: element = builder.getI32Type(); break;
-  case coop_pb::INT16: element = builder.getI16Type(); break;
-  case coop_pb::INT8: element = builder.getI8Type(); break;
-  case coop_pb::UINT8:
-    element = builder.getIntegerType(8, /*isSigned=*/false);
-    break;
-  case coop_pb::BOOL: element = builder.getI1Type(); break;
-  case coop_pb::COMPLEX64:
-    element = ComplexType::get(builder.getF32Type());
-    break;
-  default:
+  Type element = elementTypeFromProto(tensor.dtype(), builder);
+  if (!element)
     return error() << "tensor #" << id << " '" << tensor.name()
                    << "' has unknown dtype " << static_cast<int>(tensor.dtype());
-  }
   SmallVector<int64_t> shape(tensor.shape().begin(), tensor.shape().end());
   for (int64_t dim : shape)
     if (dim < 0)
@@ -116,16 +100,10 @@ FailureOr<RankedTensorType> Importer::tensorType(int64_t id) {
 }
 
 FailureOr<Role> Importer::roleOf(coop_pb::Role role, int64_t id) {
-  switch (role) {
-  case coop_pb::PARAMETER: return Role::Parameter;
-  case coop_pb::GRADIENT: return Role::Gradient;
-  case coop_pb::OPTIMIZER_STATE: return Role::OptimizerState;
-  case coop_pb::BUFFER: return Role::Buffer;
-  case coop_pb::INPUT: return Role::Input;
-  default:
-    return error() << "tensor #" << id << " '" << graph.tensors(id).name()
-                   << "' has unknown role " << static_cast<int>(role);
-  }
+  if (std::optional<Role> converted = roleFromProto(role))
+    return *converted;
+  return error() << "tensor #" << id << " '" << graph.tensors(id).name()
+                 << "' has unknown role " << static_cast<int>(role);
 }
 
 FailureOr<Value> Importer::operand(const coop_pb::Op &op, int64_t opIndex,
