@@ -35,6 +35,8 @@ private:
     TensorId preActivation; // old value, if backward reads it
     TensorId activation;    // what the activation backward reads
     TensorId mask = kNone;  // dropout mask
+    TensorId bnInput = kNone, bnWeight = kNone, saveMean = kNone,
+             saveInvstd = kNone; // batch norm, if any
     int64_t inputBytes, outputBytes;
     bool convolution;
   };
@@ -74,6 +76,25 @@ Graph Builder::build() {
       TensorId skip = earlier[size_t(pick(0, int64_t(earlier.size()) - 1))];
       a = out(g_.addOp("aten.add", {a, skip}, {L.outputBytes}, {},
                        cost(L.outputBytes, false)));
+    }
+    if (shape_.batchNormProbability > 0 &&
+        chance(shape_.batchNormProbability)) {
+      // Training batch norm: normalized output and batch statistics fresh,
+      // running statistics (persistent buffers) updated in place.
+      const int64_t stat = 512;
+      L.bnInput = a;
+      L.bnWeight = g_.addArgument("bn_w" + n, stat, TensorRole::Parameter);
+      TensorId mean = g_.addArgument("bn_rm" + n, stat, TensorRole::Buffer);
+      TensorId var = g_.addArgument("bn_rv" + n, stat, TensorRole::Buffer);
+      OpId bn = g_.addOp("aten.native_batch_norm",
+                         {a, L.bnWeight, mean, var},
+                         {L.outputBytes, stat, stat, stat, stat},
+                         {kNone, kNone, kNone, 2, 3},
+                         cost(L.outputBytes, false));
+      g_.ops[bn].discardableInPlace = true;
+      a = out(bn, 0);
+      L.saveMean = out(bn, 1);
+      L.saveInvstd = out(bn, 2);
     }
     L.preActivation = kNone;
     if (chance(shape_.inPlaceProbability)) {
@@ -118,6 +139,11 @@ Graph Builder::build() {
     TensorId saved = L.preActivation != kNone ? L.preActivation : L.activation;
     grad = out(g_.addOp("aten.threshold_backward", {grad, saved},
                         {L.outputBytes}, {}, cost(L.outputBytes, false)));
+    if (L.bnInput != kNone)
+      grad = out(g_.addOp("aten.native_batch_norm_backward",
+                          {grad, L.bnInput, L.bnWeight, L.saveMean,
+                           L.saveInvstd},
+                          {L.outputBytes}, {}, cost(L.outputBytes, false)));
     const char *kernel =
         L.convolution ? "aten.convolution_backward" : "aten.mm";
     const int64_t wBytes = g_.tensors[L.weight].bytes;

@@ -109,6 +109,12 @@ struct StepAnalysis {
   std::vector<char> evictable;    // may be dropped while it still has uses
   std::vector<char> expensive;    // two-ended class
   std::vector<std::vector<TensorId>> dieAt; // contents whose lastUse is op k
+  /// Per op: a recomputation writes its in-place outputs to discarded
+  /// scratch (Op::discardableInPlace, every in-place output persistent).
+  std::vector<char> discardsInPlace;
+  /// Per non-view op: the inputs a recomputation reads (contents, with
+  /// repeats): all but those overwritten by discarded outputs.
+  std::vector<std::vector<TensorId>> recomputeReads;
   int64_t persistentBytes = 0;
   int64_t floorBytes = 0;
   OpId floorOp = kNone;
@@ -125,6 +131,8 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
   a.evictable.assign(n, 0);
   a.expensive.assign(n, 0);
   a.dieAt.resize(g.ops.size());
+  a.discardsInPlace.assign(g.ops.size(), 0);
+  a.recomputeReads.resize(g.ops.size());
 
   for (size_t i = 0; i < n; ++i) {
     TensorId t = static_cast<TensorId>(i);
@@ -172,17 +180,49 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
       continue;
     bool rerunnable = true;
     bool hasInPlaceOutput = false;
+    bool hasFreshOutput = false, freshAllTransient = true;
+    bool inPlaceAllPersistent = true;
     for (TensorId out : op.outputs) {
+      const bool inPlace = g.tensors[out].previousVersion != kNone;
       rerunnable &= !a.persistent[out];
-      hasInPlaceOutput |= g.tensors[out].previousVersion != kNone;
+      hasInPlaceOutput |= inPlace;
+      hasFreshOutput |= !inPlace;
+      (inPlace ? inPlaceAllPersistent : freshAllTransient) &=
+          inPlace == bool(a.persistent[out]);
     }
     // Re-running a multi-output op that writes in place would have to
-    // rewrite some results where they already live: not supported.
+    // rewrite some results where they already live: not supported...
     rerunnable &= !(hasInPlaceOutput && op.outputs.size() > 1);
+    // ... unless the in-place results are side effects a recomputation may
+    // throw away. Only persistent ones are: a transient version could be
+    // gone or overwritten in ways the planner does not track here.
+    if (op.discardableInPlace && hasInPlaceOutput && hasFreshOutput &&
+        freshAllTransient && inPlaceAllPersistent) {
+      rerunnable = true;
+      a.discardsInPlace[k] = 1;
+    }
+    for (TensorId in : op.inputs) {
+      bool overwrittenByDiscarded = false;
+      if (a.discardsInPlace[k])
+        for (TensorId out : op.outputs)
+          overwrittenByDiscarded |= g.tensors[out].previousVersion == in;
+      if (!overwrittenByDiscarded)
+        a.recomputeReads[k].push_back(a.content[in]);
+    }
     int32_t inputsAvailable = kForever;
-    for (TensorId in : op.inputs)
-      inputsAvailable = std::min(inputsAvailable, avail[a.content[in]]);
+    for (TensorId in : a.recomputeReads[k])
+      inputsAvailable = std::min(inputsAvailable, avail[in]);
     for (TensorId out : op.outputs) {
+      const bool discarded =
+          a.discardsInPlace[k] && g.tensors[out].previousVersion != kNone;
+      if (discarded) {
+        // The real version: persistent, written only by the Run.
+        avail[out] = a.lastUse[out];
+        a.expensive[out] = isExpensiveKernel(op, g.tensors[out].bytes, options);
+        if (a.lastUse[out] >= 0 && a.lastUse[out] < opCount)
+          a.dieAt[a.lastUse[out]].push_back(out);
+        continue;
+      }
       a.recomputable[out] = rerunnable;
       a.evictable[out] = rerunnable && !a.persistent[out] &&
                          a.lastUse[out] != kForever &&
@@ -269,7 +309,7 @@ private:
   Status execute(OpId op, bool isRecompute);
   /// After `op` ran: its inputs have one read fewer to come; free what the
   /// current op and its closure no longer need and nothing later reads.
-  void consumeReads(OpId op);
+  void consumeReads(OpId op); // `op` was recomputed
   bool shouldConsumeOperand(TensorId operand, TensorId output, OpId op);
   Status allocate(int64_t size, int32_t owner, bool expensive,
                   const std::string &what, Arena **region, int64_t *offset);
@@ -586,7 +626,15 @@ Status Simulator::execute(OpId k, bool isRecompute) {
   Instruction ins;
   ins.kind = isRecompute ? InstructionKind::Recompute : InstructionKind::Run;
   ins.op = k;
+  // A recomputation of a discardable op leaves the real versions of its
+  // in-place outputs alone and writes them to scratch instead.
+  const bool discarding = isRecompute && a_.discardsInPlace[k];
+  auto isDiscarded = [&](TensorId out) {
+    return discarding && g_.tensors[out].previousVersion != kNone;
+  };
   for (TensorId out : op.outputs) {
+    if (isDiscarded(out))
+      continue;
     if (values_[out].resident)
       continue; // a sibling of a recomputed value: rewritten where it is
     const TensorId prev = g_.tensors[out].previousVersion;
@@ -612,6 +660,23 @@ Status Simulator::execute(OpId k, bool isRecompute) {
     ins.outputs.push_back({out, offset, size, false});
     values_[out].pinned = true;
   }
+  // Scratch for discarded outputs: like workspace, never a victim.
+  std::vector<Arena *> scratchRegions;
+  for (TensorId out : op.outputs) {
+    if (!isDiscarded(out))
+      continue;
+    const int64_t size =
+        allocationSize(g_.tensors[out].bytes, options_.alignment);
+    Arena *region = nullptr;
+    int64_t offset = -1;
+    Status st = allocate(size, kWorkspaceOwner, a_.expensive[out],
+                         "the discarded '" + g_.tensors[out].name + "'",
+                         &region, &offset);
+    if (!st)
+      return st;
+    ins.discarded.push_back({out, offset, size, false});
+    scratchRegions.push_back(region);
+  }
   Arena *wsRegion = nullptr;
   if (op.workspaceBytes > 0) {
     ins.workspaceBytes = allocationSize(op.workspaceBytes, options_.alignment);
@@ -627,12 +692,20 @@ Status Simulator::execute(OpId k, bool isRecompute) {
     wsRegion->release(plan_.instructions.back().workspaceOffset);
     allocatedBytes_ -= plan_.instructions.back().workspaceBytes;
   }
+  const std::vector<Allocation> &discarded =
+      plan_.instructions.back().discarded;
+  for (size_t i = 0; i < discarded.size(); ++i) {
+    scratchRegions[i]->release(discarded[i].offset);
+    allocatedBytes_ -= discarded[i].size;
+  }
 
   clock_ += op.costUs;
   plan_.stats.executedCostUs += op.costUs;
-  for (TensorId in : op.inputs)
+  for (TensorId in : isRecompute ? a_.recomputeReads[k] : op.inputs)
     values_[a_.content[in]].lastAccess = clock_;
   for (TensorId out : op.outputs) {
+    if (isDiscarded(out))
+      continue;
     values_[out].lastAccess = clock_;
     values_[out].pinned = false;
   }
@@ -652,8 +725,8 @@ Status Simulator::listClosure(TensorId content) {
   if (opStamp_[producer] == epoch_)
     return Status::ok(); // already listed: it brings back all its outputs
   opStamp_[producer] = epoch_;
-  for (TensorId in : g_.ops[producer].inputs) {
-    Status st = listClosure(a_.content[in]);
+  for (TensorId in : a_.recomputeReads[producer]) {
+    Status st = listClosure(in);
     if (!st)
       return st;
   }
@@ -667,12 +740,13 @@ void Simulator::consumeReads(OpId op) {
     if (v.resident && v.pendingReads == 0 && a_.lastUse[t] < currentOp_)
       drop(t, InstructionKind::Free);
   };
-  for (TensorId in : g_.ops[op].inputs) {
-    --values_[a_.content[in]].pendingReads;
-    release(a_.content[in]);
+  for (TensorId in : a_.recomputeReads[op]) {
+    --values_[in].pendingReads;
+    release(in);
   }
   for (TensorId out : g_.ops[op].outputs)
-    if (a_.content[out] == out)
+    if (a_.content[out] == out &&
+        !(a_.discardsInPlace[op] && g_.tensors[out].previousVersion != kNone))
       release(out); // a sibling nobody in the closure wanted
 }
 
@@ -690,8 +764,8 @@ Status Simulator::runOp(OpId k) {
       return st;
   }
   for (OpId p : closure_)
-    for (TensorId in : g_.ops[p].inputs)
-      ++values_[a_.content[in]].pendingReads;
+    for (TensorId in : a_.recomputeReads[p])
+      ++values_[in].pendingReads;
   for (TensorId in : op.inputs)
     ++values_[a_.content[in]].pendingReads;
   for (OpId p : closure_) {

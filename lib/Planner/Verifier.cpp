@@ -8,6 +8,7 @@
 
 #include "coop/Planner/Plan.h"
 
+#include <algorithm>
 #include <map>
 
 namespace coop::planner {
@@ -17,7 +18,8 @@ enum class ValueState { NotYetWritten, Resident, Evicted, Freed, Overwritten };
 
 struct Occupant {
   int64_t end = 0;
-  TensorId value = kNone; // kNone: an op's workspace
+  TensorId value = kNone;     // kNone: scratch held while an op runs
+  TensorId discards = kNone;  // scratch: the in-place output thrown away
 };
 
 class PlanReplay {
@@ -42,7 +44,21 @@ private:
   Status fail(const std::string &message) const {
     return Status::error(where(index_) + ": " + message);
   }
-  Status claim(int64_t offset, int64_t size, TensorId value);
+  /// Claims [offset, offset + size) for `value`, or for scratch (value
+  /// kNone): the op's workspace, or where a recomputation writes the
+  /// in-place output `discards` only to throw it away.
+  Status claim(int64_t offset, int64_t size, TensorId value,
+               TensorId discards = kNone);
+  std::string describe(const Occupant &o) const {
+    if (o.value != kNone)
+      return name(o.value);
+    if (o.discards != kNone)
+      return "discarded " + name(o.discards);
+    return "workspace";
+  }
+  /// Checks `ins.discarded` and lists the outputs it throws away.
+  Status checkDiscarded(const Instruction &ins, bool isRecompute,
+                        std::vector<TensorId> *discarded) const;
   void release(int64_t offset) { occupied_.erase(offset); }
   Status checkReadable(TensorId t, OpId op) const;
   Status runOp(const Instruction &ins, bool isRecompute);
@@ -88,9 +104,9 @@ std::string PlanReplay::where(size_t index) const {
   return at;
 }
 
-Status PlanReplay::claim(int64_t offset, int64_t size, TensorId value) {
-  const std::string what =
-      value == kNone ? std::string("workspace") : name(value);
+Status PlanReplay::claim(int64_t offset, int64_t size, TensorId value,
+                         TensorId discards) {
+  const std::string what = describe(Occupant{0, value, discards});
   if (size <= 0 || offset < 0 || offset + size > budget_)
     return fail(what + " at [" + std::to_string(offset) + ", " +
                 std::to_string(offset + size) + ") lies outside the arena [0, " +
@@ -99,8 +115,7 @@ Status PlanReplay::claim(int64_t offset, int64_t size, TensorId value) {
   auto clash = [&](const std::map<int64_t, Occupant>::iterator &it) {
     return fail(what + " at [" + std::to_string(offset) + ", " +
                 std::to_string(offset + size) + ") overlaps " +
-                (it->second.value == kNone ? std::string("workspace")
-                                           : name(it->second.value)) +
+                describe(it->second) +
                 " at [" + std::to_string(it->first) + ", " +
                 std::to_string(it->second.end) + ")");
   };
@@ -111,7 +126,7 @@ Status PlanReplay::claim(int64_t offset, int64_t size, TensorId value) {
     if (prev->second.end > offset)
       return clash(prev);
   }
-  occupied_[offset] = Occupant{offset + size, value};
+  occupied_[offset] = Occupant{offset + size, value, discards};
   return Status::ok();
 }
 
@@ -170,10 +185,58 @@ Status PlanReplay::placeOutput(const Allocation &a) {
   return Status::ok();
 }
 
+Status PlanReplay::checkDiscarded(const Instruction &ins, bool isRecompute,
+                                  std::vector<TensorId> *discarded) const {
+  if (ins.discarded.empty())
+    return Status::ok();
+  const Op &op = g_.ops[ins.op];
+  if (!isRecompute)
+    return fail("discards outputs on a run; only a recomputation may "
+                "throw in-place outputs away");
+  if (!op.discardableInPlace)
+    return fail("discards outputs of an op whose in-place outputs are not "
+                "marked discardable");
+  for (const Allocation &d : ins.discarded) {
+    if (d.tensor < 0 || size_t(d.tensor) >= g_.tensors.size() ||
+        g_.tensors[d.tensor].producer != ins.op ||
+        g_.tensors[d.tensor].previousVersion == kNone)
+      return fail("discards tensor #" + std::to_string(d.tensor) +
+                  ", which is not an in-place output of the op");
+    if (std::find(discarded->begin(), discarded->end(), d.tensor) !=
+        discarded->end())
+      return fail("discards " + name(d.tensor) + " twice");
+    if (d.inPlace)
+      return fail("discards " + name(d.tensor) +
+                  " in place; a discarded output goes to scratch");
+    if (d.size < g_.tensors[d.tensor].bytes)
+      return fail("gives discarded " + name(d.tensor) + " " +
+                  std::to_string(d.size) + " bytes but it needs " +
+                  std::to_string(g_.tensors[d.tensor].bytes));
+    discarded->push_back(d.tensor);
+  }
+  return Status::ok();
+}
+
 Status PlanReplay::runOp(const Instruction &ins, bool isRecompute) {
   if (ins.op < 0 || size_t(ins.op) >= g_.ops.size())
     return fail("names unknown op");
   const Op &op = g_.ops[ins.op];
+  // Outputs this recomputation writes to scratch and throws away; the
+  // operands they overwrite are not really read.
+  std::vector<TensorId> discarded;
+  Status checked = checkDiscarded(ins, isRecompute, &discarded);
+  if (!checked)
+    return checked;
+  auto isDiscarded = [&](TensorId out) {
+    return std::find(discarded.begin(), discarded.end(), out) !=
+           discarded.end();
+  };
+  auto onlyOverwrittenByDiscarded = [&](TensorId in) {
+    for (TensorId out : discarded)
+      if (g_.tensors[out].previousVersion == in)
+        return true;
+    return false;
+  };
   if (!isRecompute && ins.op != nextOp_)
     return fail("runs out of program order; expected op #" +
                 std::to_string(nextOp_));
@@ -183,11 +246,13 @@ Status PlanReplay::runOp(const Instruction &ins, bool isRecompute) {
     if (op.isView)
       return fail("recomputes a view");
     for (TensorId out : op.outputs)
-      if (g_.isPersistent(out))
+      if (g_.isPersistent(out) && !isDiscarded(out))
         return fail("recomputes an op that writes persistent state " +
                     name(out));
   }
   for (TensorId in : op.inputs) {
+    if (onlyOverwrittenByDiscarded(in))
+      continue;
     Status st = checkReadable(in, ins.op);
     if (!st)
       return st;
@@ -199,19 +264,31 @@ Status PlanReplay::runOp(const Instruction &ins, bool isRecompute) {
     return Status::ok();
   }
   for (const Allocation &a : ins.outputs) {
+    if (a.tensor >= 0 && isDiscarded(a.tensor))
+      return fail("places " + name(a.tensor) + ", which it also discards");
     Status st = placeOutput(a);
     if (!st)
       return st;
   }
   for (TensorId out : op.outputs)
-    if (state_[out] != ValueState::Resident)
+    if (state_[out] != ValueState::Resident && !isDiscarded(out))
       return fail("leaves output " + name(out) + " without a buffer");
+  // Scratch for discarded outputs and the workspace coexist while the op
+  // runs and go when it ends; they change no value's state.
+  for (const Allocation &d : ins.discarded) {
+    Status st = claim(d.offset, d.size, kNone, d.tensor);
+    if (!st)
+      return st;
+  }
   if (ins.workspaceBytes > 0) {
     Status st = claim(ins.workspaceOffset, ins.workspaceBytes, kNone);
     if (!st)
       return st;
     release(ins.workspaceOffset);
-  } else if (op.workspaceBytes > 0) {
+  }
+  for (const Allocation &d : ins.discarded)
+    release(d.offset);
+  if (ins.workspaceBytes <= 0 && op.workspaceBytes > 0) {
     return fail("runs without its " + std::to_string(op.workspaceBytes) +
                 "-byte workspace");
   }

@@ -27,6 +27,8 @@ int seedCount() {
 TrainingGraphShape shapeFor(uint64_t seed) {
   TrainingGraphShape shape;
   shape.layers = 2 + int32_t(seed % 11);
+  if (seed % 4 == 1)
+    shape.batchNormProbability = 0.6;
   return shape;
 }
 
@@ -43,6 +45,7 @@ PlanOptions optionsFor(uint64_t seed) {
 
 struct Tally {
   int plans = 0, failures = 0, recomputingPlans = 0;
+  int discardingPlans = 0; // recompute a batch norm, discarding its updates
 };
 
 void checkSeed(uint64_t seed, Tally &tally) {
@@ -71,6 +74,9 @@ void checkSeed(uint64_t seed, Tally &tally) {
         noneSucceeded = bool(st);
       if (st) {
         tally.recomputingPlans += p.stats.recomputeCount > 0;
+        tally.discardingPlans += std::any_of(
+            p.instructions.begin(), p.instructions.end(),
+            [](const Instruction &ins) { return !ins.discarded.empty(); });
         EXPECT_GE(p.stats.computeOverhead, 0.0);
         EXPECT_LE(p.stats.addressHighWater, budget);
         continue;
@@ -101,8 +107,11 @@ TEST(PlannerProperty, RandomTrainingSteps) {
   // The sweep must actually exercise rematerialization and failures.
   EXPECT_GT(tally.recomputingPlans, tally.plans / 10);
   EXPECT_GT(tally.failures, 0);
-  std::printf("%d plans, %d failures, %d with recomputation\n", tally.plans,
-              tally.failures, tally.recomputingPlans);
+  EXPECT_GT(tally.discardingPlans, 0);
+  std::printf("%d plans, %d failures, %d with recomputation, %d discarding "
+              "batch-norm updates\n",
+              tally.plans, tally.failures, tally.recomputingPlans,
+              tally.discardingPlans);
 }
 
 TEST(PlannerProperty, GeneratorIsDeterministic) {

@@ -71,6 +71,15 @@ struct Op {
   bool isRandom = false;
   uint64_t seed = 0;
   uint64_t offset = 0;
+  /// The in-place outputs are side effects that the fresh outputs do not
+  /// depend on (batch norm in training mode: the normalized output depends
+  /// on the batch statistics, not on the running statistics it updates).
+  /// Such an op may be recomputed for its fresh outputs: the recomputation
+  /// writes each in-place output into scratch that is dropped right after
+  /// the instruction (the real version is left untouched), and does not
+  /// really read the operands those outputs overwrite, so they may be stale
+  /// by then. A Run still writes the in-place outputs in place.
+  bool discardableInPlace = false;
 };
 
 class Graph {

@@ -2,8 +2,10 @@
 //
 // Builds random but training-shaped steps for property tests and benchmarks:
 // a forward chain with skip connections, in-place activations (some whose
-// old value backward still reads), dropout (a random op), views, a loss, a
-// mirrored backward, in-place gradient accumulation and optimizer updates.
+// old value backward still reads), dropout (a random op), views, training
+// batch norms (running statistics updated in place, Op::discardableInPlace),
+// a loss, a mirrored backward, in-place gradient accumulation and optimizer
+// updates.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COOP_PLANNER_GRAPHGENERATOR_H
@@ -27,6 +29,9 @@ struct TrainingGraphShape {
   double dropoutProbability = 0.2;  // random op with a saved mask
   double viewProbability = 0.2;
   double workspaceProbability = 0.2; // expensive op with scratch space
+  /// Batch norm after the expensive op. At zero no draw is made, so graphs
+  /// of other shapes do not change.
+  double batchNormProbability = 0.0;
 };
 
 /// Builds and finalizes a graph; the same seed and shape give the same graph.

@@ -87,6 +87,11 @@ struct Instruction {
   /// Run, Recompute: scratch space held only while the op runs.
   int64_t workspaceOffset = -1;
   int64_t workspaceBytes = 0;
+  /// Recompute of an Op::discardableInPlace op: scratch placements of the
+  /// in-place outputs it recomputes and throws away (`inPlace` false). Held
+  /// only while the instruction runs, like the workspace; they change no
+  /// value's state. Empty on every other instruction.
+  std::vector<Allocation> discarded;
 };
 
 struct PlanStats {
