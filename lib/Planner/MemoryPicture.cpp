@@ -91,6 +91,10 @@ void collect(const Graph &graph, const Plan &plan, const PlanOptions &options,
     if (ins.workspaceBytes > 0)
       boxes->push_back({ins.workspaceOffset, ins.workspaceBytes, i, i + 1,
                         BoxKind::Workspace, false, kNone});
+    // Discarded in-place outputs of a recomputation: scratch, like workspace.
+    for (const Allocation &d : ins.discarded)
+      boxes->push_back(
+          {d.offset, d.size, i, i + 1, BoxKind::Workspace, true, kNone});
   }
 }
 
