@@ -1,0 +1,120 @@
+//===- Kernel.h - Kernels, their calls and their registry -------*- C++ -*-===//
+//
+// A kernel is looked up once, when a plan is loaded: `prepare` checks the
+// launch (operand counts, dtypes, shapes, arguments) and reports what is
+// wrong by name; `run` then executes it without failing and without
+// allocating memory.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COOP_RUNTIME_KERNEL_H
+#define COOP_RUNTIME_KERNEL_H
+
+#include "plan.pb.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace coop::rt {
+
+constexpr int kMaxRank = 8;
+constexpr int kMaxOperands = 16;
+
+int64_t elementSize(coop_pb::DType dtype);
+const char *dtypeName(coop_pb::DType dtype);
+
+/// A tensor in memory: `data` points at its element 0 (the storage start
+/// plus the element offset); element i_0..i_n is at
+/// data + sum(i_k * strides[k]) elements.
+struct Tensor {
+  char *data = nullptr;
+  coop_pb::DType dtype = coop_pb::DTYPE_UNSPECIFIED;
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+
+  int64_t numel() const;
+  int64_t dim(int d) const { return shape[d < 0 ? d + rank : d]; }
+  template <typename T> T *ptr() const { return reinterpret_cast<T *>(data); }
+  /// The address of the element at a logical row-major index.
+  char *at(int64_t linear) const;
+  bool contiguous() const;
+};
+
+/// A launch's buffer, relative to the arena.
+struct BufferDesc {
+  int64_t offset = 0; // byte offset of the storage
+  int64_t size = 0;
+  Tensor layout;      // data = nullptr + element offset in bytes
+  int64_t elementByteOffset = 0;
+
+  Tensor in(char *arena) const {
+    Tensor t = layout;
+    t.data = arena + offset + elementByteOffset;
+    return t;
+  }
+};
+
+using ArgMap = std::map<std::string, coop_pb::Value, std::less<>>;
+
+/// One launch as a kernel sees it.
+struct Call {
+  const ArgMap *args = nullptr;
+  // Schema tensor parameter #p is input params[p], or absent (-1).
+  const int *params = nullptr;
+  int numParams = 0;
+  const Tensor *inputs = nullptr;
+  int numInputs = 0;
+  const Tensor *outputs = nullptr;
+  int numOutputs = 0;
+  uint64_t rngSeed = 0, rngOffset = 0;
+
+  /// Schema tensor parameter #p, or nullptr when it is absent.
+  const Tensor *tensor(int p) const {
+    return p < numParams && params[p] >= 0 ? &inputs[params[p]] : nullptr;
+  }
+  const Tensor &out(int i) const { return outputs[i]; }
+
+  const coop_pb::Value *arg(std::string_view name) const;
+  bool has(std::string_view name) const; // present and not None
+  double f(std::string_view name, double fallback = 0) const;
+  int64_t i(std::string_view name, int64_t fallback = 0) const;
+  bool b(std::string_view name, bool fallback = false) const;
+  std::string_view s(std::string_view name) const;
+  /// An int[] argument (a single int counts as a one-element list); returns
+  /// the count, or -1 when absent.
+  int ints(std::string_view name, int64_t *out, int max) const;
+  int64_t listItem(std::string_view name, int index, int64_t fallback) const;
+};
+
+/// What `prepare` sees: the call without memory.
+struct Signature {
+  const std::string *kernel = nullptr;
+  Call call;
+  const Tensor *inputs = nullptr;  // layouts, data = nullptr
+  const Tensor *outputs = nullptr;
+};
+
+using PrepareFn = std::string (*)(const Signature &);
+using RunFn = void (*)(const Call &);
+
+struct KernelDef {
+  const char *name;                 // "aten.addmm", "aten.add_.Tensor"
+  std::vector<std::string> params;  // schema tensor parameters, in order;
+                                    // a trailing '?' marks an optional one
+  PrepareFn prepare;
+  RunFn run;
+};
+
+/// The kernel of an aten name: exact name first, then the name without
+/// its overload ("aten.add_.Tensor" -> "aten.add_"). nullptr if none.
+const KernelDef *findKernel(const std::string &name);
+
+/// All kernel names (for docs and tests).
+std::vector<std::string> kernelNames();
+
+} // namespace coop::rt
+
+#endif // COOP_RUNTIME_KERNEL_H

@@ -1,0 +1,722 @@
+//===- Runtime.cpp - The C API: plans, sessions, steps --------------------===//
+
+#include "coop/runtime.h"
+
+#include "Backend.h"
+#include "Kernel.h"
+#include "Random.h"
+
+#include "training_graph.pb.h"
+
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <unordered_map>
+
+using namespace coop::rt;
+
+//===----------------------------------------------------------------------===//
+// Status
+//===----------------------------------------------------------------------===//
+
+struct coop_status_s {
+  coop_status_code_t code;
+  std::string message;
+};
+
+namespace {
+
+coop_status_t makeStatus(coop_status_code_t code, std::string message) {
+  return new (std::nothrow) coop_status_s{code, std::move(message)};
+}
+
+/// Builds a message with operator<< and converts to a status.
+class Error {
+public:
+  explicit Error(coop_status_code_t code) : code(code) {}
+  template <typename T> Error &operator<<(const T &value) {
+    stream << value;
+    return *this;
+  }
+  operator coop_status_t() { return makeStatus(code, stream.str()); }
+
+private:
+  coop_status_code_t code;
+  std::ostringstream stream;
+};
+
+/// Runs `body`, turning an escaping exception (bad_alloc from protobuf or a
+/// container) into a status: nothing is thrown across the C API.
+template <typename Body> coop_status_t guarded(Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return makeStatus(COOP_STATUS_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception &e) {
+    return makeStatus(COOP_STATUS_INTERNAL, e.what());
+  }
+}
+
+} // namespace
+
+extern "C" coop_status_code_t coop_status_code(coop_status_t status) {
+  return status ? status->code : COOP_STATUS_OK;
+}
+extern "C" const char *coop_status_message(coop_status_t status) {
+  return status ? status->message.c_str() : "OK";
+}
+extern "C" void coop_status_free(coop_status_t status) { delete status; }
+
+//===----------------------------------------------------------------------===//
+// Plans
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr uint32_t kPlanFormatVersion = 1;
+
+struct LaunchInfo {
+  const KernelDef *kernel = nullptr;
+  std::vector<BufferDesc> inputs, outputs;
+  std::vector<int> inplace; // per output: -1 or the input it overwrites
+  std::vector<int> params;  // schema tensor parameter -> input
+  ArgMap args;
+  uint64_t rngSeed = 0, rngOffset = 0;
+};
+
+struct ArgumentInfo {
+  std::string name;
+  BufferDesc buffer;
+  coop_tensor_info_t info{};
+};
+
+} // namespace
+
+struct coop_plan_s {
+  coop_pb::Plan proto;
+  std::vector<ArgumentInfo> arguments;
+  std::vector<BufferDesc> outputs;
+  std::vector<coop_tensor_info_t> outputInfo;
+  std::vector<LaunchInfo> launches;
+  std::unordered_map<std::string, size_t> argumentByName;
+  int64_t highWaterMark = 0;
+};
+
+namespace {
+
+bool mulOverflows(int64_t a, int64_t b, int64_t &out) {
+  return __builtin_mul_overflow(a, b, &out);
+}
+
+/// Checks one buffer against the arena and its own dtype, shape and strides.
+std::string readBuffer(const coop_pb::Buffer &buffer, int64_t arenaBytes,
+                       BufferDesc &out, int64_t &highWaterMark) {
+  std::ostringstream error;
+  int64_t width = elementSize(buffer.dtype());
+  if (width == 0) {
+    error << "has unknown dtype " << static_cast<int>(buffer.dtype());
+    return error.str();
+  }
+  if (buffer.shape_size() > kMaxRank) {
+    error << "has rank " << buffer.shape_size() << ", more than " << kMaxRank;
+    return error.str();
+  }
+  if (buffer.strides_size() != buffer.shape_size()) {
+    error << "has " << buffer.strides_size() << " strides for rank "
+          << buffer.shape_size();
+    return error.str();
+  }
+  if (buffer.offset() < 0 || buffer.size() < 0 ||
+      buffer.offset() > arenaBytes || buffer.size() > arenaBytes - buffer.offset()) {
+    error << "bytes [" << buffer.offset() << ", "
+          << buffer.offset() + buffer.size() << ") lie outside the arena of "
+          << arenaBytes << " bytes";
+    return error.str();
+  }
+  if (buffer.element_offset() < 0) {
+    error << "has negative element offset " << buffer.element_offset();
+    return error.str();
+  }
+  Tensor &t = out.layout;
+  t.dtype = buffer.dtype();
+  t.rank = buffer.shape_size();
+  int64_t numel = 1, last = buffer.element_offset();
+  for (int d = 0; d < t.rank; ++d) {
+    t.shape[d] = buffer.shape(d);
+    t.strides[d] = buffer.strides(d);
+    if (t.shape[d] < 0 || t.strides[d] < 0) {
+      error << "has negative size or stride in dimension " << d;
+      return error.str();
+    }
+    int64_t span;
+    if (mulOverflows(numel, t.shape[d], numel) ||
+        (t.shape[d] > 0 && (mulOverflows(t.shape[d] - 1, t.strides[d], span) ||
+                            __builtin_add_overflow(last, span, &last)))) {
+      error << "has a shape or strides that overflow";
+      return error.str();
+    }
+  }
+  int64_t endByte;
+  if (numel > 0 && (mulOverflows(last + 1, width, endByte) || endByte > buffer.size())) {
+    error << "reads element " << last << " of a " << buffer.size()
+          << "-byte storage of " << dtypeName(t.dtype);
+    return error.str();
+  }
+  out.offset = buffer.offset();
+  out.size = buffer.size();
+  out.elementByteOffset = buffer.element_offset() * width;
+  highWaterMark = std::max(highWaterMark, buffer.offset() + buffer.size());
+  return "";
+}
+
+bool isContiguous(const BufferDesc &buffer) {
+  return buffer.elementByteOffset == 0 && buffer.layout.contiguous();
+}
+
+coop_tensor_info_t infoOf(const BufferDesc &buffer) {
+  coop_tensor_info_t info{};
+  info.dtype = static_cast<coop_dtype_t>(buffer.layout.dtype);
+  info.rank = buffer.layout.rank;
+  for (int d = 0; d < info.rank; ++d)
+    info.shape[d] = buffer.layout.shape[d];
+  info.byte_size = static_cast<size_t>(buffer.layout.numel() *
+                                       elementSize(buffer.layout.dtype));
+  return info;
+}
+
+bool isOperandValue(const coop_pb::Value &value) {
+  if (value.kind_case() == coop_pb::Value::kOperand)
+    return true;
+  if (value.kind_case() != coop_pb::Value::kList || value.list().items_size() == 0)
+    return false;
+  for (const coop_pb::Value &item : value.list().items())
+    if (item.kind_case() != coop_pb::Value::kOperand &&
+        item.kind_case() != coop_pb::Value::kNone)
+      return false;
+  return true;
+}
+
+/// Maps the kernel's schema tensor parameters to inputs: by name where the
+/// plan gives tensor arguments as operand indices, else positionally in
+/// schema order (a parameter whose argument is None or a scalar takes no
+/// input; an optional one not mentioned takes one only if inputs remain
+/// beyond the required ones).
+std::string resolveParams(const KernelDef &kernel, LaunchInfo &launch) {
+  int numInputs = static_cast<int>(launch.inputs.size());
+  launch.params.assign(kernel.params.size(), -1);
+  bool named = false;
+  for (const auto &[name, value] : launch.args)
+    named |= isOperandValue(value);
+  std::vector<bool> used(numInputs, false);
+  if (named) {
+    for (size_t p = 0; p < kernel.params.size(); ++p) {
+      std::string name = kernel.params[p];
+      if (!name.empty() && name.back() == '?')
+        name.pop_back();
+      auto it = launch.args.find(name);
+      if (it == launch.args.end() || it->second.kind_case() != coop_pb::Value::kOperand)
+        continue;
+      int64_t operand = it->second.operand();
+      if (operand >= numInputs)
+        return "tensor argument '" + name + "' is operand #" +
+               std::to_string(operand) + " of " + std::to_string(numInputs);
+      launch.params[p] = static_cast<int>(operand);
+      used[operand] = true;
+    }
+  } else {
+    int required = 0;
+    std::vector<int> state(kernel.params.size()); // 0 none, 1 required, 2 maybe
+    for (size_t p = 0; p < kernel.params.size(); ++p) {
+      std::string name = kernel.params[p];
+      bool optional = !name.empty() && name.back() == '?';
+      if (optional)
+        name.pop_back();
+      auto it = launch.args.find(name);
+      if (it != launch.args.end())
+        state[p] = 0; // None, or a scalar in place of a tensor
+      else
+        state[p] = optional ? 2 : 1;
+      required += state[p] == 1;
+    }
+    int spare = numInputs - required, next = 0;
+    for (size_t p = 0; p < kernel.params.size(); ++p) {
+      if (state[p] == 0 || (state[p] == 2 && spare-- <= 0))
+        continue;
+      if (next >= numInputs)
+        return "has " + std::to_string(numInputs) +
+               " inputs; tensor argument '" + kernel.params[p] + "' has none";
+      used[next] = true;
+      launch.params[p] = next++;
+    }
+  }
+  for (int i = 0; i < numInputs; ++i)
+    if (!used[i])
+      return "input #" + std::to_string(i) +
+             " matches no tensor argument of the kernel";
+  return "";
+}
+
+coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
+  auto plan = std::make_unique<coop_plan_s>();
+  coop_pb::Plan &proto = plan->proto;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return Error(COOP_STATUS_INVALID_PLAN)
+           << "invalid Plan: not a serialized Plan (truncated or corrupted "
+              "protobuf, "
+           << bytes.size() << " bytes)";
+  if (proto.format_version() != kPlanFormatVersion)
+    return Error(COOP_STATUS_INVALID_PLAN)
+           << "invalid Plan: format version " << proto.format_version()
+           << " is not the supported version " << kPlanFormatVersion;
+  if (proto.arena_bytes() <= 0)
+    return Error(COOP_STATUS_INVALID_PLAN)
+           << "invalid Plan: arena size " << proto.arena_bytes()
+           << " is not positive";
+  int64_t arena = proto.arena_bytes();
+  int64_t &hwm = plan->highWaterMark;
+  for (int i = 0; i < proto.arguments_size(); ++i) {
+    const coop_pb::PlanArgument &arg = proto.arguments(i);
+    ArgumentInfo info;
+    info.name = arg.name().empty() ? "arg" + std::to_string(arg.index()) : arg.name();
+    std::string where = "argument #" + std::to_string(i) + " '" + info.name + "'";
+    if (arg.role() < coop_pb::PARAMETER || arg.role() > coop_pb::INPUT)
+      return Error(COOP_STATUS_INVALID_PLAN) << "invalid Plan: " << where
+                                             << " has unknown role " << arg.role();
+    std::string error = readBuffer(arg.buffer(), arena, info.buffer, hwm);
+    if (error.empty() && !isContiguous(info.buffer))
+      error = "is not contiguous";
+    if (!error.empty())
+      return Error(COOP_STATUS_INVALID_PLAN) << "invalid Plan: " << where << " " << error;
+    if (!plan->argumentByName.emplace(info.name, plan->arguments.size()).second)
+      return Error(COOP_STATUS_INVALID_PLAN)
+             << "invalid Plan: " << where << ": the name is used twice";
+    info.info = infoOf(info.buffer);
+    info.info.role = static_cast<coop_role_t>(arg.role());
+    plan->arguments.push_back(std::move(info));
+  }
+  for (size_t i = 0; i < plan->arguments.size(); ++i)
+    plan->arguments[i].info.name = plan->arguments[i].name.c_str();
+
+  for (int i = 0; i < proto.outputs_size(); ++i) {
+    BufferDesc out;
+    std::string error = readBuffer(proto.outputs(i), arena, out, hwm);
+    if (error.empty() && !isContiguous(out))
+      error = "is not contiguous";
+    if (!error.empty())
+      return Error(COOP_STATUS_INVALID_PLAN) << "invalid Plan: output #" << i << " " << error;
+    plan->outputs.push_back(out);
+    coop_tensor_info_t info = infoOf(out);
+    info.name = "";
+    plan->outputInfo.push_back(info);
+  }
+
+  std::vector<std::string> missing;
+  for (int l = 0; l < proto.launches_size(); ++l) {
+    const coop_pb::Launch &src = proto.launches(l);
+    std::string where = "invalid Plan: launch #" + std::to_string(l) + " '" + src.kernel() + "'";
+    LaunchInfo launch;
+    launch.kernel = findKernel(src.kernel());
+    if (!launch.kernel) {
+      if (std::find(missing.begin(), missing.end(), src.kernel()) == missing.end())
+        missing.push_back(src.kernel());
+      continue;
+    }
+    if (src.inputs_size() > kMaxOperands || src.outputs_size() > kMaxOperands)
+      return Error(COOP_STATUS_INVALID_PLAN) << where << " has more than "
+                                             << kMaxOperands << " operands";
+    for (int k = 0; k < 2; ++k) {
+      const auto &buffers = k == 0 ? src.inputs() : src.outputs();
+      auto &descs = k == 0 ? launch.inputs : launch.outputs;
+      for (int b = 0; b < buffers.size(); ++b) {
+        BufferDesc desc;
+        std::string error = readBuffer(buffers[b], arena, desc, hwm);
+        if (error.empty() && k == 1 && !isContiguous(desc))
+          error = "is not contiguous";
+        if (!error.empty())
+          return Error(COOP_STATUS_INVALID_PLAN)
+                 << where << (k == 0 ? " input #" : " output #") << b << " " << error;
+        descs.push_back(desc);
+      }
+    }
+    if (src.has_workspace()) {
+      BufferDesc workspace;
+      std::string error = readBuffer(src.workspace(), arena, workspace, hwm);
+      if (!error.empty())
+        return Error(COOP_STATUS_INVALID_PLAN) << where << " workspace " << error;
+    }
+    launch.inplace.assign(src.outputs_size(), -1);
+    if (!src.inplace().empty()) {
+      if (src.inplace_size() != src.outputs_size())
+        return Error(COOP_STATUS_INVALID_PLAN)
+               << where << " has " << src.inplace_size() << " in-place entries for "
+               << src.outputs_size() << " outputs";
+      for (int o = 0; o < src.inplace_size(); ++o) {
+        int k = src.inplace(o);
+        if (k < -1 || k >= src.inputs_size())
+          return Error(COOP_STATUS_INVALID_PLAN)
+                 << where << " output #" << o << " overwrites input #" << k
+                 << ", which does not exist";
+        if (k >= 0) {
+          const Tensor &a = launch.outputs[o].layout, &b = launch.inputs[k].layout;
+          bool same = a.dtype == b.dtype && a.rank == b.rank;
+          for (int d = 0; same && d < a.rank; ++d)
+            same = a.shape[d] == b.shape[d];
+          if (!same)
+            return Error(COOP_STATUS_INVALID_PLAN)
+                   << where << " output #" << o << " overwrites input #" << k
+                   << " of another shape or dtype";
+        }
+        launch.inplace[o] = k;
+      }
+    }
+    for (const coop_pb::Argument &arg : src.args())
+      launch.args[arg.name()] = arg.value();
+    if (src.has_rng()) {
+      launch.rngSeed = src.rng().seed();
+      launch.rngOffset = src.rng().offset();
+    }
+    std::string error = resolveParams(*launch.kernel, launch);
+    if (error.empty()) {
+      std::vector<Tensor> ins, outs;
+      for (const BufferDesc &d : launch.inputs)
+        ins.push_back(d.layout);
+      for (const BufferDesc &d : launch.outputs)
+        outs.push_back(d.layout);
+      Signature sig;
+      sig.kernel = &src.kernel();
+      sig.call.args = &launch.args;
+      sig.call.params = launch.params.data();
+      sig.call.numParams = static_cast<int>(launch.params.size());
+      sig.call.inputs = ins.data();
+      sig.call.numInputs = static_cast<int>(ins.size());
+      sig.call.outputs = outs.data();
+      sig.call.numOutputs = static_cast<int>(outs.size());
+      sig.inputs = ins.data();
+      sig.outputs = outs.data();
+      error = launch.kernel->prepare(sig);
+    }
+    if (!error.empty())
+      return Error(COOP_STATUS_INVALID_PLAN) << where << ": " << error;
+    plan->launches.push_back(std::move(launch));
+  }
+  if (!missing.empty()) {
+    Error error(COOP_STATUS_UNIMPLEMENTED);
+    error << "invalid Plan: no kernel implements ";
+    for (size_t i = 0; i < missing.size(); ++i)
+      error << (i ? ", '" : "'") << missing[i] << "'";
+    return error;
+  }
+  *outPlan = plan.release();
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" coop_status_t coop_plan_load_bytes(const void *data, size_t size,
+                                              coop_plan_t **outPlan) {
+  if (!outPlan || (!data && size))
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "coop_plan_load_bytes: null pointer";
+  *outPlan = nullptr;
+  return guarded([&] {
+    return loadPlan(std::string(static_cast<const char *>(data), size), outPlan);
+  });
+}
+
+static coop_status_t readFile(const char *path, std::string &out) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return Error(COOP_STATUS_NOT_FOUND) << "cannot open '" << path << "'";
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  if (file.bad())
+    return Error(COOP_STATUS_NOT_FOUND) << "cannot read '" << path << "'";
+  out = bytes.str();
+  return nullptr;
+}
+
+extern "C" coop_status_t coop_plan_load_file(const char *path, coop_plan_t **outPlan) {
+  if (!path || !outPlan)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "coop_plan_load_file: null pointer";
+  *outPlan = nullptr;
+  return guarded([&]() -> coop_status_t {
+    std::string bytes;
+    if (coop_status_t status = readFile(path, bytes))
+      return status;
+    coop_status_t status = loadPlan(bytes, outPlan);
+    if (status)
+      status->message = std::string(path) + ": " + status->message;
+    return status;
+  });
+}
+
+extern "C" void coop_plan_release(coop_plan_t *plan) { delete plan; }
+extern "C" const char *coop_plan_name(const coop_plan_t *plan) {
+  return plan->proto.name().c_str();
+}
+extern "C" int64_t coop_plan_arena_bytes(const coop_plan_t *plan) {
+  return plan->proto.arena_bytes();
+}
+extern "C" size_t coop_plan_launch_count(const coop_plan_t *plan) {
+  return plan->launches.size();
+}
+extern "C" int64_t coop_plan_high_water_mark(const coop_plan_t *plan) {
+  return plan->highWaterMark;
+}
+extern "C" size_t coop_plan_argument_count(const coop_plan_t *plan) {
+  return plan->arguments.size();
+}
+extern "C" coop_status_t coop_plan_argument_info(const coop_plan_t *plan, size_t index,
+                                                 coop_tensor_info_t *out) {
+  if (!plan || !out || index >= plan->arguments.size())
+    return Error(COOP_STATUS_INVALID_ARGUMENT)
+           << "argument #" << index << " does not exist";
+  *out = plan->arguments[index].info;
+  return nullptr;
+}
+extern "C" coop_status_t coop_plan_find_argument(const coop_plan_t *plan, const char *name,
+                                                 size_t *out) {
+  if (!plan || !name || !out)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "coop_plan_find_argument: null pointer";
+  auto it = plan->argumentByName.find(name);
+  if (it == plan->argumentByName.end())
+    return Error(COOP_STATUS_NOT_FOUND) << "the plan has no argument '" << name << "'";
+  *out = it->second;
+  return nullptr;
+}
+extern "C" size_t coop_plan_output_count(const coop_plan_t *plan) {
+  return plan->outputs.size();
+}
+extern "C" coop_status_t coop_plan_output_info(const coop_plan_t *plan, size_t index,
+                                               coop_tensor_info_t *out) {
+  if (!plan || !out || index >= plan->outputs.size())
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "output #" << index << " does not exist";
+  *out = plan->outputInfo[index];
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Sessions
+//===----------------------------------------------------------------------===//
+
+struct coop_session_s {
+  const coop_plan_t *plan = nullptr;
+  std::unique_ptr<Backend> backend;
+  char *arena = nullptr;
+  std::vector<bool> bound;
+  int64_t steps = 0, launches = 0;
+};
+
+extern "C" coop_status_t coop_session_create(const coop_plan_t *plan, const char *backend,
+                                             coop_session_t **out) {
+  if (!plan || !backend || !out)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "coop_session_create: null pointer";
+  *out = nullptr;
+  return guarded([&]() -> coop_status_t {
+    auto session = std::make_unique<coop_session_s>();
+    session->plan = plan;
+    std::string error;
+    session->backend = createBackend(backend, error);
+    if (!session->backend)
+      return Error(COOP_STATUS_UNIMPLEMENTED) << error;
+    session->arena = session->backend->allocateArena(plan->proto.arena_bytes(), error);
+    if (!session->arena)
+      return Error(COOP_STATUS_OUT_OF_MEMORY) << error;
+    session->bound.assign(plan->arguments.size(), false);
+    *out = session.release();
+    return nullptr;
+  });
+}
+
+extern "C" void coop_session_release(coop_session_t *session) { delete session; }
+
+static coop_status_t checkBinding(const ArgumentInfo &arg, coop_dtype_t dtype,
+                                  int32_t rank, const int64_t *shape, size_t bytes) {
+  const coop_tensor_info_t &info = arg.info;
+  auto shapeText = [](int32_t r, const int64_t *s) {
+    std::string text = "[";
+    for (int32_t d = 0; d < r; ++d)
+      text += (d ? "," : "") + std::to_string(s[d]);
+    return text + "]";
+  };
+  if (dtype != info.dtype)
+    return Error(COOP_STATUS_INVALID_ARGUMENT)
+           << "argument '" << arg.name << "' is "
+           << dtypeName(static_cast<coop_pb::DType>(info.dtype)) << ", not "
+           << dtypeName(static_cast<coop_pb::DType>(dtype));
+  bool same = rank == info.rank && (rank == 0 || shape);
+  for (int32_t d = 0; same && d < rank; ++d)
+    same = shape[d] == info.shape[d];
+  if (!same)
+    return Error(COOP_STATUS_INVALID_ARGUMENT)
+           << "argument '" << arg.name << "' has shape " << shapeText(info.rank, info.shape)
+           << ", not " << (rank >= 0 && rank <= COOP_MAX_RANK && (shape || !rank)
+                               ? shapeText(rank, shape) : "rank " + std::to_string(rank));
+  if (bytes != info.byte_size)
+    return Error(COOP_STATUS_INVALID_ARGUMENT)
+           << "argument '" << arg.name << "' takes " << info.byte_size << " bytes, not "
+           << bytes;
+  return nullptr;
+}
+
+extern "C" coop_status_t coop_session_bind_argument(coop_session_t *session, size_t index,
+                                                    coop_dtype_t dtype, int32_t rank,
+                                                    const int64_t *shape, const void *data,
+                                                    size_t bytes) {
+  if (!session || index >= session->plan->arguments.size())
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "argument #" << index << " does not exist";
+  const ArgumentInfo &arg = session->plan->arguments[index];
+  if (coop_status_t status = checkBinding(arg, dtype, rank, shape, bytes))
+    return status;
+  if (!data && bytes)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "argument '" << arg.name << "': null data";
+  session->backend->upload(session->arena + arg.buffer.offset, data, bytes);
+  session->bound[index] = true;
+  return nullptr;
+}
+
+extern "C" coop_status_t coop_session_bind_argument_by_name(
+    coop_session_t *session, const char *name, coop_dtype_t dtype, int32_t rank,
+    const int64_t *shape, const void *data, size_t bytes) {
+  if (!session)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "null session";
+  size_t index;
+  if (coop_status_t status = coop_plan_find_argument(session->plan, name, &index))
+    return status;
+  return coop_session_bind_argument(session, index, dtype, rank, shape, data, bytes);
+}
+
+extern "C" coop_status_t coop_session_init_from_training_graph(coop_session_t *session,
+                                                               const char *path) {
+  if (!session || !path)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "null session or path";
+  return guarded([&]() -> coop_status_t {
+    std::string bytes;
+    if (coop_status_t status = readFile(path, bytes))
+      return status;
+    coop_pb::TrainingGraph graph;
+    if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+        !graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      return Error(COOP_STATUS_INVALID_ARGUMENT)
+             << path << ": not a serialized TrainingGraph (truncated or corrupted)";
+    std::unordered_map<std::string, const coop_pb::Tensor *> byName;
+    for (const coop_pb::Tensor &tensor : graph.tensors())
+      if (tensor.role() != coop_pb::ACTIVATION)
+        byName.emplace(tensor.name(), &tensor);
+    const coop_plan_t *plan = session->plan;
+    std::vector<const coop_pb::Tensor *> sources;
+    for (const ArgumentInfo &arg : plan->arguments) {
+      auto it = byName.find(arg.name);
+      if (it == byName.end())
+        return Error(COOP_STATUS_NOT_FOUND)
+               << path << " has no argument '" << arg.name << "'";
+      const coop_pb::Tensor &tensor = *it->second;
+      if (tensor.initial_value().empty())
+        return Error(COOP_STATUS_INVALID_ARGUMENT)
+               << path << ": argument '" << arg.name
+               << "' has no initial value (export with initial_values=True)";
+      std::vector<int64_t> shape(tensor.shape().begin(), tensor.shape().end());
+      if (coop_status_t status = checkBinding(
+              arg, static_cast<coop_dtype_t>(tensor.dtype()),
+              static_cast<int32_t>(shape.size()), shape.data(), tensor.initial_value().size())) {
+        status->message = std::string(path) + ": " + status->message;
+        return status;
+      }
+      sources.push_back(&tensor);
+    }
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const std::string &value = sources[i]->initial_value();
+      session->backend->upload(session->arena + plan->arguments[i].buffer.offset,
+                               value.data(), value.size());
+      session->bound[i] = true;
+    }
+    return nullptr;
+  });
+}
+
+extern "C" coop_status_t coop_session_init_random(coop_session_t *session, uint64_t seed) {
+  if (!session)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "null session";
+  return guarded([&]() -> coop_status_t {
+    const coop_plan_t *plan = session->plan;
+    for (size_t i = 0; i < plan->arguments.size(); ++i) {
+      const ArgumentInfo &arg = plan->arguments[i];
+      std::vector<char> host(arg.info.byte_size);
+      fillRandomArgument(arg.name, arg.info.role, arg.buffer.layout, seed + i, host.data());
+      session->backend->upload(session->arena + arg.buffer.offset, host.data(), host.size());
+      session->bound[i] = true;
+    }
+    return nullptr;
+  });
+}
+
+extern "C" coop_status_t coop_session_run(coop_session_t *session, int64_t steps) {
+  if (!session || steps < 0)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "coop_session_run: bad session or step count";
+  const coop_plan_t *plan = session->plan;
+  for (size_t i = 0; i < plan->arguments.size(); ++i)
+    if (!session->bound[i])
+      return Error(COOP_STATUS_FAILED_PRECONDITION)
+             << "argument '" << plan->arguments[i].name << "' is not bound";
+  for (int64_t s = 0; s < steps; ++s) {
+    for (const LaunchInfo &launch : plan->launches) {
+      Tensor ins[kMaxOperands], outs[kMaxOperands];
+      int numIn = static_cast<int>(launch.inputs.size());
+      int numOut = static_cast<int>(launch.outputs.size());
+      for (int i = 0; i < numIn; ++i)
+        ins[i] = launch.inputs[i].in(session->arena);
+      for (int o = 0; o < numOut; ++o)
+        outs[o] = launch.outputs[o].in(session->arena);
+      Call call;
+      call.args = &launch.args;
+      call.params = launch.params.data();
+      call.numParams = static_cast<int>(launch.params.size());
+      call.inputs = ins;
+      call.numInputs = numIn;
+      call.outputs = outs;
+      call.numOutputs = numOut;
+      call.rngSeed = launch.rngSeed;
+      call.rngOffset = launch.rngOffset;
+      session->backend->launch(*launch.kernel, call, launch.inplace.data());
+      ++session->launches;
+    }
+    ++session->steps;
+  }
+  return nullptr;
+}
+
+static coop_status_t readBack(const coop_session_t *session, const BufferDesc &buffer,
+                              size_t expected, void *out, size_t bytes, const char *what,
+                              size_t index) {
+  if (bytes != expected || (!out && bytes))
+    return Error(COOP_STATUS_INVALID_ARGUMENT)
+           << what << " #" << index << " takes " << expected << " bytes, not " << bytes;
+  session->backend->download(out, session->arena + buffer.offset, bytes);
+  return nullptr;
+}
+
+extern "C" coop_status_t coop_session_read_argument(const coop_session_t *session,
+                                                    size_t index, void *out, size_t bytes) {
+  if (!session || index >= session->plan->arguments.size())
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "argument #" << index << " does not exist";
+  const ArgumentInfo &arg = session->plan->arguments[index];
+  return readBack(session, arg.buffer, arg.info.byte_size, out, bytes, "argument", index);
+}
+
+extern "C" coop_status_t coop_session_read_output(const coop_session_t *session,
+                                                  size_t index, void *out, size_t bytes) {
+  if (!session || index >= session->plan->outputs.size())
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "output #" << index << " does not exist";
+  return readBack(session, session->plan->outputs[index],
+                  session->plan->outputInfo[index].byte_size, out, bytes, "output", index);
+}
+
+extern "C" void coop_session_stats(const coop_session_t *session, coop_session_stats_t *out) {
+  out->arena_bytes = session->plan->proto.arena_bytes();
+  out->high_water_mark = session->plan->highWaterMark;
+  out->device_allocations = session->backend->allocations();
+  out->steps = session->steps;
+  out->launches = session->launches;
+}

@@ -1,0 +1,174 @@
+//===- Tensor.cpp - Tensors, calls and the random argument init -----------===//
+
+#include "Kernel.h"
+#include "Random.h"
+
+#include <cstring>
+
+namespace coop::rt {
+
+int64_t elementSize(coop_pb::DType dtype) {
+  switch (dtype) {
+  case coop_pb::FLOAT32: case coop_pb::INT32: return 4;
+  case coop_pb::FLOAT16: case coop_pb::BFLOAT16: case coop_pb::INT16: return 2;
+  case coop_pb::FLOAT64: case coop_pb::INT64: case coop_pb::COMPLEX64: return 8;
+  case coop_pb::INT8: case coop_pb::UINT8: case coop_pb::BOOL: return 1;
+  default: return 0;
+  }
+}
+
+const char *dtypeName(coop_pb::DType dtype) {
+  switch (dtype) {
+  case coop_pb::FLOAT32: return "float32";
+  case coop_pb::FLOAT16: return "float16";
+  case coop_pb::BFLOAT16: return "bfloat16";
+  case coop_pb::FLOAT64: return "float64";
+  case coop_pb::INT64: return "int64";
+  case coop_pb::INT32: return "int32";
+  case coop_pb::INT16: return "int16";
+  case coop_pb::INT8: return "int8";
+  case coop_pb::UINT8: return "uint8";
+  case coop_pb::BOOL: return "bool";
+  case coop_pb::COMPLEX64: return "complex64";
+  default: return "unknown dtype";
+  }
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= shape[d];
+  return n;
+}
+
+char *Tensor::at(int64_t linear) const {
+  int64_t offset = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    offset += (linear % shape[d]) * strides[d];
+    linear /= shape[d];
+  }
+  return data + offset * elementSize(dtype);
+}
+
+bool Tensor::contiguous() const {
+  int64_t expected = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != expected)
+      return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+const coop_pb::Value *Call::arg(std::string_view name) const {
+  auto it = args->find(name);
+  return it == args->end() ? nullptr : &it->second;
+}
+
+bool Call::has(std::string_view name) const {
+  const coop_pb::Value *value = arg(name);
+  return value && value->kind_case() != coop_pb::Value::kNone;
+}
+
+double Call::f(std::string_view name, double fallback) const {
+  const coop_pb::Value *value = arg(name);
+  if (!value)
+    return fallback;
+  switch (value->kind_case()) {
+  case coop_pb::Value::kFloatValue: return value->float_value();
+  case coop_pb::Value::kIntValue: return static_cast<double>(value->int_value());
+  case coop_pb::Value::kBoolValue: return value->bool_value();
+  default: return fallback;
+  }
+}
+
+int64_t Call::i(std::string_view name, int64_t fallback) const {
+  const coop_pb::Value *value = arg(name);
+  if (!value)
+    return fallback;
+  if (value->kind_case() == coop_pb::Value::kIntValue)
+    return value->int_value();
+  if (value->kind_case() == coop_pb::Value::kBoolValue)
+    return value->bool_value();
+  if (value->kind_case() == coop_pb::Value::kList && value->list().items_size() == 1)
+    return value->list().items(0).int_value();
+  return fallback;
+}
+
+bool Call::b(std::string_view name, bool fallback) const {
+  const coop_pb::Value *value = arg(name);
+  if (!value)
+    return fallback;
+  if (value->kind_case() == coop_pb::Value::kBoolValue)
+    return value->bool_value();
+  if (value->kind_case() == coop_pb::Value::kIntValue)
+    return value->int_value() != 0;
+  return fallback;
+}
+
+std::string_view Call::s(std::string_view name) const {
+  const coop_pb::Value *value = arg(name);
+  if (!value || value->kind_case() != coop_pb::Value::kStringValue)
+    return {};
+  return value->string_value();
+}
+
+int Call::ints(std::string_view name, int64_t *out, int max) const {
+  const coop_pb::Value *value = arg(name);
+  if (!value)
+    return -1;
+  if (value->kind_case() == coop_pb::Value::kIntValue) {
+    if (max > 0)
+      out[0] = value->int_value();
+    return 1;
+  }
+  if (value->kind_case() != coop_pb::Value::kList)
+    return -1;
+  int n = value->list().items_size();
+  for (int k = 0; k < n && k < max; ++k) {
+    const coop_pb::Value &item = value->list().items(k);
+    out[k] = item.kind_case() == coop_pb::Value::kBoolValue ? item.bool_value()
+                                                            : item.int_value();
+  }
+  return n;
+}
+
+int64_t Call::listItem(std::string_view name, int index, int64_t fallback) const {
+  int64_t items[kMaxRank * 2];
+  int n = ints(name, items, kMaxRank * 2);
+  if (n <= 0)
+    return fallback;
+  return index < n ? items[index] : items[n - 1]; // one value repeats
+}
+
+void fillRandomArgument(const std::string &name, coop_role_t role, const Tensor &layout,
+                        uint64_t seed, char *out) {
+  int64_t n = layout.numel();
+  uint64_t key = streamKey(seed);
+  bool isVariance = name.size() >= 11 && name.compare(name.size() - 11, 11, "running_var") == 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float u = uniform(key, static_cast<uint64_t>(i));
+    switch (layout.dtype) {
+    case coop_pb::FLOAT32: {
+      float v = 0;
+      if (role == COOP_ROLE_PARAMETER)
+        v = (u * 2 - 1) * 0.1f;
+      else if (role == COOP_ROLE_INPUT)
+        v = u * 2 - 1;
+      else if (isVariance)
+        v = 1;
+      std::memcpy(out + i * 4, &v, 4);
+      break;
+    }
+    case coop_pb::INT64: {
+      int64_t v = role == COOP_ROLE_INPUT ? static_cast<int64_t>(u * 2) : 0;
+      std::memcpy(out + i * 8, &v, 8);
+      break;
+    }
+    default:
+      std::memset(out + i * elementSize(layout.dtype), 0, elementSize(layout.dtype));
+    }
+  }
+}
+
+} // namespace coop::rt

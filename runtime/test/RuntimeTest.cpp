@@ -1,0 +1,371 @@
+//===- RuntimeTest.cpp - The runtime's C API on hand-built plans ----------===//
+
+#include "coop/runtime.h"
+
+#include "plan.pb.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+// Every heap allocation of the test binary is counted, so a test can prove
+// that running steps allocates nothing.
+static std::atomic<long> heapAllocations{0};
+void *operator new(size_t size) {
+  ++heapAllocations;
+  if (void *p = std::malloc(size ? size : 1))
+    return p;
+  throw std::bad_alloc();
+}
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete(void *p, size_t) noexcept { std::free(p); }
+
+namespace {
+
+using coop_pb::Buffer;
+
+void setBuffer(Buffer *b, int64_t offset, std::vector<int64_t> shape,
+               coop_pb::DType dtype = coop_pb::FLOAT32, std::vector<int64_t> strides = {},
+               int64_t elementOffset = 0) {
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  if (strides.empty()) {
+    strides.assign(shape.size(), 1);
+    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+  }
+  int width = dtype == coop_pb::INT64 ? 8 : dtype == coop_pb::BOOL ? 1 : 4;
+  b->set_offset(offset);
+  b->set_size(numel * width + elementOffset * width);
+  b->set_dtype(dtype);
+  for (int64_t d : shape)
+    b->add_shape(d);
+  for (int64_t s : strides)
+    b->add_strides(s);
+  b->set_element_offset(elementOffset);
+}
+
+void addArgument(coop_pb::Plan &plan, const char *name, coop_pb::Role role, int64_t offset,
+                 std::vector<int64_t> shape) {
+  coop_pb::PlanArgument *arg = plan.add_arguments();
+  arg->set_index(plan.arguments_size() - 1);
+  arg->set_name(name);
+  arg->set_role(role);
+  setBuffer(arg->mutable_buffer(), offset, shape);
+}
+
+void setFloat(coop_pb::Launch *launch, const char *name, double value) {
+  coop_pb::Argument *arg = launch->add_args();
+  arg->set_name(name);
+  arg->mutable_value()->set_float_value(value);
+}
+
+/// x [4] (input), w [4] (parameter) at 0 and 16; tmp = x * w at 32,
+/// loss = sum(tmp) at 48, w -= 0.5 * tmp in place.
+coop_pb::Plan tinyPlan() {
+  coop_pb::Plan plan;
+  plan.set_format_version(1);
+  plan.set_name("tiny");
+  plan.set_arena_bytes(64);
+  addArgument(plan, "x", coop_pb::INPUT, 0, {4});
+  addArgument(plan, "w", coop_pb::PARAMETER, 16, {4});
+  coop_pb::Launch *mul = plan.add_launches();
+  mul->set_kernel("aten.mul.Tensor");
+  setBuffer(mul->add_inputs(), 0, {4});
+  setBuffer(mul->add_inputs(), 16, {4});
+  setBuffer(mul->add_outputs(), 32, {4});
+  coop_pb::Launch *sum = plan.add_launches();
+  sum->set_kernel("aten.sum.dim_IntList");
+  setBuffer(sum->add_inputs(), 32, {4});
+  setBuffer(sum->add_outputs(), 48, {});
+  coop_pb::Launch *update = plan.add_launches();
+  update->set_kernel("aten.add_.Tensor");
+  setBuffer(update->add_inputs(), 16, {4});
+  setBuffer(update->add_inputs(), 32, {4});
+  setBuffer(update->add_outputs(), 16, {4});
+  update->add_inplace(0);
+  setFloat(update, "alpha", -0.5);
+  setBuffer(plan.add_outputs(), 48, {});
+  return plan;
+}
+
+struct Status {
+  coop_status_t status;
+  Status(coop_status_t s) : status(s) {}
+  ~Status() { coop_status_free(status); }
+  coop_status_code_t code() const { return coop_status_code(status); }
+  std::string message() const { return coop_status_message(status); }
+};
+
+struct Loaded {
+  coop_plan_t *plan = nullptr;
+  coop_session_t *session = nullptr;
+  ~Loaded() {
+    coop_session_release(session);
+    coop_plan_release(plan);
+  }
+};
+
+Status load(const coop_pb::Plan &proto, Loaded &loaded) {
+  std::string bytes = proto.SerializeAsString();
+  return coop_plan_load_bytes(bytes.data(), bytes.size(), &loaded.plan);
+}
+
+void bindFloats(Loaded &l, const char *name, std::vector<float> values) {
+  int64_t shape[1] = {static_cast<int64_t>(values.size())};
+  Status s = coop_session_bind_argument_by_name(l.session, name, COOP_DTYPE_FLOAT32, 1, shape,
+                                                values.data(), values.size() * 4);
+  ASSERT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+}
+
+std::vector<float> readArgument(Loaded &l, size_t index, size_t count) {
+  std::vector<float> out(count);
+  Status s = coop_session_read_argument(l.session, index, out.data(), count * 4);
+  EXPECT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  return out;
+}
+
+TEST(Runtime, RunsATinyStep) {
+  Loaded l;
+  ASSERT_EQ(load(tinyPlan(), l).code(), COOP_STATUS_OK);
+  ASSERT_EQ(Status(coop_session_create(l.plan, "cpu", &l.session)).code(), COOP_STATUS_OK);
+  bindFloats(l, "x", {1, 2, 3, 4});
+  bindFloats(l, "w", {1, 1, 2, 2});
+  ASSERT_EQ(Status(coop_session_run(l.session, 2)).code(), COOP_STATUS_OK);
+  // Step 1: tmp = [1,2,6,8], loss 17, w = [0.5, 0, -1, -2].
+  // Step 2: tmp = [0.5, 0, -3, -8], loss -10.5, w = [0.25, 0, 0.5, 2].
+  float loss = 0;
+  ASSERT_EQ(Status(coop_session_read_output(l.session, 0, &loss, 4)).code(), COOP_STATUS_OK);
+  EXPECT_EQ(loss, -10.5f);
+  EXPECT_EQ(readArgument(l, 1, 4), (std::vector<float>{0.25f, 0, 0.5f, 2}));
+}
+
+TEST(Runtime, RunningAllocatesNothingButTheArena) {
+  Loaded l;
+  ASSERT_EQ(load(tinyPlan(), l).code(), COOP_STATUS_OK);
+  ASSERT_EQ(Status(coop_session_create(l.plan, "cpu", &l.session)).code(), COOP_STATUS_OK);
+  ASSERT_EQ(Status(coop_session_init_random(l.session, 3)).code(), COOP_STATUS_OK);
+  long before = heapAllocations.load();
+  coop_status_t status = coop_session_run(l.session, 5);
+  long during = heapAllocations.load() - before;
+  ASSERT_EQ(status, nullptr);
+  EXPECT_EQ(during, 0) << "heap allocations while running steps";
+  coop_session_stats_t stats;
+  coop_session_stats(l.session, &stats);
+  EXPECT_EQ(stats.device_allocations, 1);
+  EXPECT_EQ(stats.steps, 5);
+  EXPECT_EQ(stats.launches, 15);
+  EXPECT_EQ(stats.arena_bytes, 64);
+  EXPECT_EQ(stats.high_water_mark, 52);
+}
+
+TEST(Runtime, RejectsTruncatedAndCorruptedPlans) {
+  std::string bytes = tinyPlan().SerializeAsString();
+  for (size_t keep : {bytes.size() - 1, bytes.size() / 2, size_t(3)}) {
+    coop_plan_t *plan = nullptr;
+    Status s = coop_plan_load_bytes(bytes.data(), keep, &plan);
+    EXPECT_NE(s.code(), COOP_STATUS_OK) << "kept " << keep << " bytes";
+    EXPECT_EQ(plan, nullptr);
+  }
+  // Flip every byte in turn: never a crash; either an error or a plan that
+  // still passes every check.
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string corrupt = bytes;
+    corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+    coop_plan_t *plan = nullptr;
+    Status s = coop_plan_load_bytes(corrupt.data(), corrupt.size(), &plan);
+    EXPECT_TRUE((s.code() == COOP_STATUS_OK) == (plan != nullptr));
+    coop_plan_release(plan);
+  }
+  std::string garbage(100, '\xff');
+  coop_plan_t *plan = nullptr;
+  Status s = coop_plan_load_bytes(garbage.data(), garbage.size(), &plan);
+  EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN);
+  EXPECT_NE(s.message().find("truncated or corrupted"), std::string::npos) << s.message();
+}
+
+TEST(Runtime, RejectsAnUnknownVersion) {
+  coop_pb::Plan plan = tinyPlan();
+  plan.set_format_version(2);
+  Loaded l;
+  Status s = load(plan, l);
+  EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN);
+  EXPECT_NE(s.message().find("format version 2"), std::string::npos) << s.message();
+}
+
+TEST(Runtime, NamesKernelsWithoutAnImplementation) {
+  coop_pb::Plan plan = tinyPlan();
+  plan.mutable_launches(0)->set_kernel("aten.frobnicate.Tensor");
+  plan.mutable_launches(1)->set_kernel("aten.cumsum");
+  Loaded l;
+  Status s = load(plan, l);
+  EXPECT_EQ(s.code(), COOP_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(s.message().find("'aten.frobnicate.Tensor', 'aten.cumsum'"), std::string::npos)
+      << s.message();
+}
+
+TEST(Runtime, RejectsBuffersOutsideTheArenaOrTheirStorage) {
+  coop_pb::Plan plan = tinyPlan();
+  plan.mutable_launches(0)->mutable_outputs(0)->set_offset(56);
+  Loaded l;
+  Status s = load(plan, l);
+  EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN);
+  EXPECT_NE(s.message().find("launch #0 'aten.mul.Tensor' output #0 bytes [56, 72) lie "
+                             "outside the arena of 64 bytes"),
+            std::string::npos)
+      << s.message();
+
+  plan = tinyPlan();
+  plan.mutable_launches(1)->mutable_inputs(0)->set_strides(0, 2); // reads past its 16 bytes
+  Loaded l2;
+  Status s2 = load(plan, l2);
+  EXPECT_EQ(s2.code(), COOP_STATUS_INVALID_PLAN);
+  EXPECT_NE(s2.message().find("reads element 6 of a 16-byte storage"), std::string::npos)
+      << s2.message();
+
+  plan = tinyPlan();
+  plan.mutable_launches(0)->mutable_outputs(0)->set_dtype(coop_pb::INT64);
+  Loaded l3;
+  Status s3 = load(plan, l3);
+  EXPECT_EQ(s3.code(), COOP_STATUS_INVALID_PLAN) << s3.message();
+
+  plan = tinyPlan();
+  plan.mutable_launches(0)->mutable_outputs(0)->set_shape(0, 3);
+  plan.mutable_launches(0)->mutable_outputs(0)->set_size(12);
+  Loaded l4;
+  Status s4 = load(plan, l4);
+  EXPECT_EQ(s4.code(), COOP_STATUS_INVALID_PLAN);
+  EXPECT_NE(s4.message().find("does not broadcast"), std::string::npos) << s4.message();
+}
+
+TEST(Runtime, BindMismatchWritesNothing) {
+  Loaded l;
+  ASSERT_EQ(load(tinyPlan(), l).code(), COOP_STATUS_OK);
+  ASSERT_EQ(Status(coop_session_create(l.plan, "cpu", &l.session)).code(), COOP_STATUS_OK);
+  bindFloats(l, "w", {1, 2, 3, 4});
+  std::vector<float> user = {9, 9, 9, 9, 9};
+  std::vector<float> copy = user;
+  int64_t wrongShape[1] = {5};
+  Status s = coop_session_bind_argument(l.session, 1, COOP_DTYPE_FLOAT32, 1, wrongShape,
+                                        user.data(), 20);
+  EXPECT_EQ(s.code(), COOP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("argument 'w' has shape [4], not [5]"), std::string::npos)
+      << s.message();
+  int64_t shape[1] = {4};
+  Status d = coop_session_bind_argument(l.session, 1, COOP_DTYPE_INT64, 1, shape, user.data(),
+                                        16);
+  EXPECT_EQ(d.code(), COOP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(d.message().find("argument 'w' is float32, not int64"), std::string::npos)
+      << d.message();
+  Status z = coop_session_bind_argument(l.session, 1, COOP_DTYPE_FLOAT32, 1, shape, user.data(),
+                                        12);
+  EXPECT_EQ(z.code(), COOP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(user, copy);
+  EXPECT_EQ(readArgument(l, 1, 4), (std::vector<float>{1, 2, 3, 4}));
+  // x is still unbound.
+  Status r = coop_session_run(l.session, 1);
+  EXPECT_EQ(r.code(), COOP_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message().find("'x' is not bound"), std::string::npos) << r.message();
+  std::vector<float> out(4);
+  Status wrongSize = coop_session_read_argument(l.session, 1, out.data(), 8);
+  EXPECT_EQ(wrongSize.code(), COOP_STATUS_INVALID_ARGUMENT);
+  size_t index;
+  Status missing = coop_plan_find_argument(l.plan, "nope", &index);
+  EXPECT_EQ(missing.code(), COOP_STATUS_NOT_FOUND);
+  coop_session_t *cuda = nullptr;
+  Status backend = coop_session_create(l.plan, "tpu", &cuda);
+  EXPECT_EQ(backend.code(), COOP_STATUS_UNIMPLEMENTED);
+}
+
+TEST(Runtime, CopiesOnWriteAndReadsStridedInputs) {
+  // w [2, 2] at 0; out = w^T (a strided view) @ w into 16; then
+  // out2 = add_(w, out) into a different buffer at 32 (copy on write).
+  coop_pb::Plan plan;
+  plan.set_format_version(1);
+  plan.set_name("strided");
+  plan.set_arena_bytes(48);
+  addArgument(plan, "w", coop_pb::PARAMETER, 0, {2, 2});
+  coop_pb::Launch *mm = plan.add_launches();
+  mm->set_kernel("aten.mm");
+  setBuffer(mm->add_inputs(), 0, {2, 2}, coop_pb::FLOAT32, {1, 2});
+  setBuffer(mm->add_inputs(), 0, {2, 2});
+  setBuffer(mm->add_outputs(), 16, {2, 2});
+  coop_pb::Launch *add = plan.add_launches();
+  add->set_kernel("aten.add_.Tensor");
+  setBuffer(add->add_inputs(), 0, {2, 2});
+  setBuffer(add->add_inputs(), 16, {2, 2});
+  setBuffer(add->add_outputs(), 32, {2, 2});
+  add->add_inplace(0);
+  coop_pb::Launch *home = plan.add_launches();
+  home->set_kernel("coop.copy");
+  setBuffer(home->add_inputs(), 32, {2, 2});
+  setBuffer(home->add_outputs(), 0, {2, 2});
+  setBuffer(plan.add_outputs(), 16, {2, 2});
+  Loaded l;
+  Status s = load(plan, l);
+  ASSERT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  ASSERT_EQ(Status(coop_session_create(l.plan, "cpu", &l.session)).code(), COOP_STATUS_OK);
+  int64_t shape[2] = {2, 2};
+  std::vector<float> w = {1, 2, 3, 4};
+  ASSERT_EQ(coop_session_bind_argument(l.session, 0, COOP_DTYPE_FLOAT32, 2, shape, w.data(), 16),
+            nullptr);
+  ASSERT_EQ(coop_session_run(l.session, 1), nullptr);
+  // w^T w = [[10, 14], [14, 20]]; w + that = [[11, 16], [17, 24]].
+  std::vector<float> product(4);
+  ASSERT_EQ(coop_session_read_output(l.session, 0, product.data(), 16), nullptr);
+  EXPECT_EQ(product, (std::vector<float>{10, 14, 14, 20}));
+  EXPECT_EQ(readArgument(l, 0, 4), (std::vector<float>{11, 16, 17, 24}));
+}
+
+TEST(Runtime, RecomputedDropoutRedrawsItsMask) {
+  // Two native_dropout launches with one rng key, into different buffers:
+  // the second (a recomputation) must be bit-identical.
+  coop_pb::Plan plan;
+  plan.set_format_version(1);
+  plan.set_name("dropout");
+  plan.set_arena_bytes(4096);
+  addArgument(plan, "x", coop_pb::INPUT, 0, {256});
+  for (int copy = 0; copy < 2; ++copy) {
+    coop_pb::Launch *drop = plan.add_launches();
+    drop->set_kernel("aten.native_dropout");
+    setBuffer(drop->add_inputs(), 0, {256});
+    setBuffer(drop->add_outputs(), 1024 + copy * 1024, {256});
+    setBuffer(drop->add_outputs(), 3072 + copy * 256, {256}, coop_pb::BOOL);
+    setFloat(drop, "p", 0.25);
+    drop->mutable_rng()->set_seed(11);
+    drop->mutable_rng()->set_offset(100);
+    if (copy)
+      drop->set_recompute_of(0);
+  }
+  plan.add_outputs()->CopyFrom(plan.launches(0).outputs(0));
+  plan.add_outputs()->CopyFrom(plan.launches(1).outputs(0));
+  plan.add_outputs()->CopyFrom(plan.launches(0).outputs(1));
+  plan.add_outputs()->CopyFrom(plan.launches(1).outputs(1));
+  Loaded m;
+  Status s = load(plan, m);
+  ASSERT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  ASSERT_EQ(Status(coop_session_create(m.plan, "cpu", &m.session)).code(), COOP_STATUS_OK);
+  ASSERT_EQ(coop_session_init_random(m.session, 5), nullptr);
+  ASSERT_EQ(coop_session_run(m.session, 1), nullptr);
+  std::vector<float> first(256), second(256);
+  std::vector<uint8_t> mask1(256), mask2(256);
+  ASSERT_EQ(coop_session_read_output(m.session, 0, first.data(), 1024), nullptr);
+  ASSERT_EQ(coop_session_read_output(m.session, 1, second.data(), 1024), nullptr);
+  ASSERT_EQ(coop_session_read_output(m.session, 2, mask1.data(), 256), nullptr);
+  ASSERT_EQ(coop_session_read_output(m.session, 3, mask2.data(), 256), nullptr);
+  EXPECT_EQ(0, std::memcmp(first.data(), second.data(), 1024));
+  EXPECT_EQ(mask1, mask2);
+  int kept = 0;
+  for (uint8_t bit : mask1)
+    kept += bit;
+  EXPECT_GT(kept, 160); // about 192 of 256 kept at p = 0.25
+  EXPECT_LT(kept, 224);
+}
+
+} // namespace

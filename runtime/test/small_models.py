@@ -1,0 +1,238 @@
+"""Small instances of the zoo's architectures for the runtime's end-to-end
+tests: an MLP, a ResNet and a transformer encoder with dropout, exported
+with real initial values, plus a PyTorch reference of the same step.
+
+The runtime draws dropout masks from its own counter-based generator, so
+the reference replaces dropout by `CounterDropout`, which draws the same
+mask in Python (see `keep_mask`)."""
+import math
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from coop_export import export
+from coop_export.exporter import make_optimizer
+
+# --- the runtime's random stream (runtime/src/Random.h) -------------------
+
+_MASK64 = (1 << 64) - 1
+
+
+def _mix(z):
+    """splitmix64's finalizer on a uint64 numpy array (wrapping)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def uniform(seed, offset, count):
+    """The runtime's uniform floats in [0, 1) for elements offset..+count
+    of stream `seed`: 24 high bits of a keyed splitmix64 hash."""
+    with np.errstate(over="ignore"):
+        key = _mix(np.uint64((seed * 0x9E3779B97F4A7C15) & _MASK64)
+                   ^ np.uint64(0xD1B54A32D192ED03))
+        counter = np.arange(offset, offset + count, dtype=np.uint64)
+        bits = _mix(counter * np.uint64(0x9E3779B97F4A7C15) ^ key)
+    return (bits >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
+
+
+def bernoulli(seed, offset, shape, p):
+    """aten.bernoulli_.float(p) as the runtime draws it: 1 where u < p."""
+    u = uniform(seed, offset, math.prod(shape)).astype(np.float64)
+    return torch.from_numpy((u < p).astype(np.float32)).reshape(shape)
+
+
+class CounterDropout(nn.Module):
+    """nn.Dropout when exported; with `reference` set, the runtime's mask
+    for the next stretch of the stream."""
+    stream = None  # [seed, offset] while a reference step runs
+
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if CounterDropout.stream is None:
+            return F.dropout(x, self.p, self.training)
+        seed, offset = CounterDropout.stream
+        CounterDropout.stream[1] += x.numel()
+        # What F.dropout traces to: empty_like, bernoulli_(1 - p),
+        # div_(1 - p), mul.
+        mask = bernoulli(seed, offset, x.shape, 1.0 - self.p)
+        return x * mask.div_(1.0 - self.p)
+
+
+# --- models ---------------------------------------------------------------
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(32, 64), nn.Linear(64, 64), nn.Linear(64, 10)
+        self.drop = CounterDropout(0.1)
+
+    def forward(self, x):
+        x = self.drop(F.relu(self.fc1(x)))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class BatchNorm2d(nn.BatchNorm2d):
+    """nn.BatchNorm2d calling native_batch_norm directly: F.batch_norm also
+    traces a zero-byte 'reserve' tensor (aten.empty.memory_format, size
+    [0]) that coop-verify-plan rejects today."""
+
+    def forward(self, x):
+        self.num_batches_tracked.add_(1)
+        return torch.native_batch_norm(x, self.weight, self.bias, self.running_mean,
+                                       self.running_var, True, self.momentum, self.eps)[0]
+
+
+class Block(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                      BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)), inplace=True)
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + (x if self.down is None else self.down(x)), inplace=True)
+
+
+class ResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, 1, 1, bias=False)
+        self.bn1 = BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(2)
+        self.layer1 = Block(8, 8, 1)
+        self.layer2 = Block(8, 16, 2)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.bn1(self.conv1(x)), inplace=True))
+        x = self.layer2(self.layer1(x))
+        return self.fc(x.mean((2, 3)))
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, d, heads, p):
+        super().__init__()
+        self.heads = heads
+        # Three projections, not one split: the exporter traces chunk() as a
+        # compute op whose results keep the source's strides. No key bias:
+        # softmax ignores it, so its gradient is pure rounding noise, which
+        # Adam would scale up to a full step.
+        self.q, self.v = nn.Linear(d, d), nn.Linear(d, d)
+        self.k = nn.Linear(d, d, bias=False)
+        self.proj = nn.Linear(d, d)
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ff1, self.ff2 = nn.Linear(d, 2 * d), nn.Linear(2 * d, d)
+        self.drop_attn, self.drop1, self.drop2 = (CounterDropout(p) for _ in range(3))
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = self.heads
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        q, k, v = (t.reshape(b, s, h, d // h).transpose(1, 2).reshape(b * h, s, d // h)
+                   for t in (q, k, v))
+        att = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(d // h)
+        att = self.drop_attn(torch.softmax(att, dim=-1))
+        out = torch.bmm(att, v).reshape(b, h, s, d // h).transpose(1, 2).reshape(b, s, d)
+        x = self.ln1(x + self.drop1(self.proj(out)))
+        return self.ln2(x + self.drop2(self.ff2(F.gelu(self.ff1(x)))))
+
+
+class Transformer(nn.Module):
+    def __init__(self, vocab=50, d=32, heads=4, layers=2, seq=16, p=0.1):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(seq, d) * 0.02)
+        self.layers = nn.ModuleList(EncoderLayer(d, heads, p) for _ in range(layers))
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, tokens):
+        x = self.embed(tokens) + self.pos
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+
+def _lm_loss(logits, targets):
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def build(name):
+    """(model, inputs, targets, loss_fn, optimizer) of a small model; the
+    same every time (fixed seeds)."""
+    torch.manual_seed(0)
+    if name == "mlp":
+        return MLP(), (torch.randn(256, 32),), (torch.randint(0, 10, (256,)),), F.cross_entropy, "sgd"
+    if name == "resnet":
+        return (ResNet(), (torch.randn(16, 3, 16, 16),), (torch.randint(0, 10, (16,)),),
+                F.cross_entropy, "sgd")
+    if name == "transformer":
+        return (Transformer(seq=32), (torch.randint(0, 50, (8, 32)),),
+                (torch.randint(0, 50, (8, 32)),), _lm_loss, "adam")
+    raise KeyError(name)
+
+
+MODELS = ("mlp", "resnet", "transformer")
+SEED = 7  # the random kernels' stream
+
+
+def export_model(name):
+    model, inputs, targets, loss_fn, optimizer = build(name)
+    return export(model, inputs, loss_fn, optimizer, targets=targets, name=name,
+                  seed=SEED, initial_values=True, metadata={"model": name})
+
+
+def reference_steps(name, steps):
+    """PyTorch's own `steps` training steps of the exported step (optimizer
+    state starting at zero, the same update rule and constants as the
+    exporter's, dropout masks from the runtime's stream). Returns the losses
+    and the final {argument name: tensor} of parameters, buffers and
+    optimizer state."""
+    model, inputs, targets, loss_fn, optimizer = build(name)
+    rule = make_optimizer(optimizer)
+    model.train()
+    params = [(n, p) for n, p in model.named_parameters()]
+    state = {n: [torch.zeros_like(p) for _ in rule.state_names] for n, p in params}
+    losses = []
+    for _ in range(steps):
+        CounterDropout.stream = [SEED, 0]
+        try:
+            loss = loss_fn(model(*inputs), *targets)
+        finally:
+            CounterDropout.stream = None
+        grads = torch.autograd.grad(loss, [p for _, p in params])
+        with torch.no_grad():
+            for (n, p), g in zip(params, grads):
+                rule.update(p, g, state[n])
+        losses.append(loss.detach().clone())
+    result = {n: p.detach().clone() for n, p in params}
+    result.update({n: b.detach().clone() for n, b in model.named_buffers()})
+    for n, _ in params:
+        for state_name, value in zip(rule.state_names, state[n]):
+            result[f"{n}.{state_name}"] = value
+    return losses, result
+
+
+if __name__ == "__main__":
+    # python3 small_models.py OUTDIR: writes OUTDIR/<model>.pb for each model.
+    out = sys.argv[1]
+    for model_name in MODELS:
+        graph = export_model(model_name)
+        with open(f"{out}/{model_name}.pb", "wb") as f:
+            f.write(graph.SerializeToString(deterministic=True))
+        kernels = sorted({op.kernel for op in graph.ops if op.kind == 0})
+        print(model_name, len(graph.ops), "ops:", " ".join(kernels))

@@ -1,0 +1,176 @@
+//===- coop-run.cpp - Run a planned training step -------------------------===//
+//
+// coop-run plan.pb [--backend cpu] [--steps N] [--init graph.pb | --seed S]
+//                  [--dump-arguments out.bin] [--quiet]
+//
+// Prints one line per step (step, loss, wall time, arena high-water mark)
+// and a summary. The loss is also printed as a hexadecimal float, exact to
+// the bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coop/runtime.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int usage(const char *message) {
+  std::fprintf(stderr,
+               "coop-run: %s\n"
+               "usage: coop-run PLAN [--backend cpu|cuda] [--steps N] "
+               "[--init GRAPH.pb | --seed S] [--dump-arguments OUT.bin] [--quiet]\n",
+               message);
+  return 2;
+}
+
+int fail(coop_status_t status, const char *what) {
+  std::fprintf(stderr, "coop-run: %s: %s\n", what, coop_status_message(status));
+  coop_status_free(status);
+  return 1;
+}
+
+bool parseInt(const char *text, long long &out) {
+  char *end = nullptr;
+  out = std::strtoll(text, &end, 10);
+  return end && *end == '\0' && end != text;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const char *planPath = nullptr, *init = nullptr, *dump = nullptr;
+  std::string backend = "cpu";
+  long long steps = 1, seed = 0;
+  bool seeded = false, quiet = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (arg == "--backend") {
+      const char *v = value();
+      if (!v)
+        return usage("--backend needs a value");
+      backend = v;
+    } else if (arg == "--steps") {
+      const char *v = value();
+      if (!v || !parseInt(v, steps) || steps < 0)
+        return usage("--steps needs a non-negative integer");
+    } else if (arg == "--seed") {
+      const char *v = value();
+      if (!v || !parseInt(v, seed))
+        return usage("--seed needs an integer");
+      seeded = true;
+    } else if (arg == "--init") {
+      if (!(init = value()))
+        return usage("--init needs a TrainingGraph file");
+    } else if (arg == "--dump-arguments") {
+      if (!(dump = value()))
+        return usage("--dump-arguments needs a file name");
+    } else if (arg == "--quiet") {
+      quiet = true;
+    } else if (arg == "-h" || arg == "--help") {
+      usage("run a planned training step");
+      return 0;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usage(("unknown option " + arg).c_str());
+    } else if (planPath) {
+      return usage("more than one plan file");
+    } else {
+      planPath = argv[i];
+    }
+  }
+  if (!planPath)
+    return usage("no plan file");
+  if (init && seeded)
+    return usage("--init and --seed exclude each other");
+
+  coop_plan_t *plan = nullptr;
+  if (coop_status_t status = coop_plan_load_file(planPath, &plan))
+    return fail(status, "cannot load the plan");
+  coop_session_t *session = nullptr;
+  if (coop_status_t status = coop_session_create(plan, backend.c_str(), &session)) {
+    coop_plan_release(plan);
+    return fail(status, "cannot create a session");
+  }
+  int rc = 0;
+  auto finish = [&](int code) {
+    coop_session_release(session);
+    coop_plan_release(plan);
+    return code;
+  };
+  coop_status_t status = init ? coop_session_init_from_training_graph(session, init)
+                              : coop_session_init_random(session, static_cast<uint64_t>(seed));
+  if (status)
+    return finish(fail(status, "cannot initialize the arguments"));
+
+  coop_tensor_info_t lossInfo{};
+  bool hasLoss = coop_plan_output_count(plan) > 0 &&
+                 !coop_plan_output_info(plan, 0, &lossInfo) &&
+                 lossInfo.dtype == COOP_DTYPE_FLOAT32 && lossInfo.byte_size == 4;
+  std::printf("plan '%s': %zu launches, arena %lld bytes, backend %s, %lld steps\n",
+              coop_plan_name(plan), coop_plan_launch_count(plan),
+              static_cast<long long>(coop_plan_arena_bytes(plan)), backend.c_str(), steps);
+  double total = 0;
+  float firstLoss = 0, loss = 0;
+  for (long long s = 0; s < steps; ++s) {
+    auto start = std::chrono::steady_clock::now();
+    if (coop_status_t status = coop_session_run(session, 1))
+      return finish(fail(status, "step failed"));
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                          start).count();
+    total += ms;
+    if (hasLoss && (status = coop_session_read_output(session, 0, &loss, sizeof loss)))
+      return finish(fail(status, "cannot read the loss"));
+    if (s == 0)
+      firstLoss = loss;
+    coop_session_stats_t stats;
+    coop_session_stats(session, &stats);
+    if (!quiet) {
+      if (hasLoss)
+        std::printf("step %lld  loss %.7g (%a)  %.3f ms  high-water %lld / %lld bytes\n",
+                    s + 1, loss, loss, ms, static_cast<long long>(stats.high_water_mark),
+                    static_cast<long long>(stats.arena_bytes));
+      else
+        std::printf("step %lld  %.3f ms  high-water %lld / %lld bytes\n", s + 1, ms,
+                    static_cast<long long>(stats.high_water_mark),
+                    static_cast<long long>(stats.arena_bytes));
+    }
+  }
+  coop_session_stats_t stats;
+  coop_session_stats(session, &stats);
+  std::printf("summary: %lld steps, %.3f ms total, %.3f ms/step, loss %.7g -> %.7g, "
+              "%lld launches, %lld device allocation(s), high-water %lld of %lld bytes\n",
+              steps, total, steps ? total / steps : 0.0, firstLoss, loss,
+              static_cast<long long>(stats.launches),
+              static_cast<long long>(stats.device_allocations),
+              static_cast<long long>(stats.high_water_mark),
+              static_cast<long long>(stats.arena_bytes));
+
+  if (dump) {
+    FILE *out = std::fopen(dump, "wb");
+    if (!out) {
+      std::fprintf(stderr, "coop-run: cannot write '%s'\n", dump);
+      return finish(1);
+    }
+    for (size_t i = 0; i < coop_plan_argument_count(plan) && rc == 0; ++i) {
+      coop_tensor_info_t info;
+      coop_plan_argument_info(plan, i, &info);
+      std::vector<char> bytes(info.byte_size);
+      if (coop_status_t status =
+              coop_session_read_argument(session, i, bytes.data(), bytes.size()))
+        rc = fail(status, "cannot read an argument");
+      else if (std::fwrite(bytes.data(), 1, bytes.size(), out) != bytes.size())
+        rc = 1;
+    }
+    if (std::fclose(out) != 0 || rc) {
+      std::fprintf(stderr, "coop-run: cannot write '%s'\n", dump);
+      return finish(1);
+    }
+  }
+  return finish(rc);
+}
