@@ -129,6 +129,14 @@ void PlannedStep::readCompute(ComputeOp compute) {
     // only the others are allocations.
     if (residentAt[tensor] == offset)
       continue;
+    // A side effect that is still resident elsewhere is recomputed into
+    // scratch and dropped.
+    if (ins.kind == InstructionKind::Recompute && op.discardableInPlace &&
+        residentAt[tensor] != -1 && compute.getInplaceOperand(index)) {
+      ins.discarded.push_back(
+          {tensor, offset, aligned(graph.tensors[tensor].bytes), false});
+      continue;
+    }
     bool inPlace = false;
     // An in-place result takes over its operand's whole buffer, which is
     // larger than the result when the write goes through a view.

@@ -75,8 +75,10 @@ StepGraph::StepGraph(Operation *op) {
                            ? compute.getCostUsAttr().getValueAsDouble()
                            : 0.0,
                        compute.getWorkspaceBytes().value_or(0));
+      planner::Op &plannerOp = graph.ops[id];
+      plannerOp.discardableInPlace =
+          hasDiscardableInPlaceResults(compute.getKernel());
       if (std::optional<RngAttr> rng = compute.getRng()) {
-        planner::Op &plannerOp = graph.ops[id];
         plannerOp.isRandom = true;
         plannerOp.seed = rng->getSeed();
         plannerOp.offset = rng->getOffset();

@@ -15,6 +15,9 @@
 using namespace mlir;
 using namespace mlir::coop;
 
+/// Where the importer keeps a kernel's tensor arguments in `args`.
+static constexpr llvm::StringLiteral kTensorArgsName = "tensor_args";
+
 //===----------------------------------------------------------------------===//
 // Export
 //===----------------------------------------------------------------------===//
@@ -32,6 +35,8 @@ private:
   LogicalResult writeBuffers(Operation *op, ArrayAttr buffers,
                              google::protobuf::RepeatedPtrField<coop_pb::Buffer> *out);
   LogicalResult writeLaunch(coop_rt::LaunchOp launch, coop_pb::Launch *out);
+  LogicalResult writeTensorArgument(coop_rt::LaunchOp launch,
+                                    NamedAttribute arg, coop_pb::Argument *out);
 
   coop_rt::ProgramOp program;
 };
@@ -62,6 +67,39 @@ LogicalResult PlanWriter::writeBuffers(
   return success();
 }
 
+/// An operand index, `unit` for None, or a list of them.
+static LogicalResult writeOperandRef(Attribute attr, coop_pb::Value *value) {
+  if (auto index = dyn_cast<IntegerAttr>(attr)) {
+    value->set_operand(static_cast<uint32_t>(index.getInt()));
+    return success();
+  }
+  if (isa<UnitAttr>(attr)) {
+    value->set_none(true);
+    return success();
+  }
+  auto list = dyn_cast<ArrayAttr>(attr);
+  if (!list)
+    return failure();
+  coop_pb::ValueList *items = value->mutable_list();
+  for (Attribute item : list)
+    if (failed(writeOperandRef(item, items->add_items())))
+      return failure();
+  return success();
+}
+
+LogicalResult PlanWriter::writeTensorArgument(coop_rt::LaunchOp launch,
+                                              NamedAttribute arg,
+                                              coop_pb::Argument *out) {
+  out->set_name(arg.getName().str());
+  if (failed(writeOperandRef(arg.getValue(), out->mutable_value())))
+    return launch.emitError() << "tensor argument '"
+                              << arg.getName().getValue()
+                              << "' is not an operand index, none or a list "
+                                 "of them: "
+                              << arg.getValue();
+  return success();
+}
+
 LogicalResult PlanWriter::writeLaunch(coop_rt::LaunchOp launch,
                                       coop_pb::Launch *out) {
   out->set_kernel(launch.getKernel().str());
@@ -70,6 +108,15 @@ LogicalResult PlanWriter::writeLaunch(coop_rt::LaunchOp launch,
     return failure();
   if (DictionaryAttr args = launch.getArgsAttr())
     for (NamedAttribute arg : args) {
+      // The importer nests the tensor arguments' operand indices.
+      auto tensorArgs = dyn_cast<DictionaryAttr>(arg.getValue());
+      if (tensorArgs && arg.getName() == kTensorArgsName) {
+        for (NamedAttribute tensorArg : tensorArgs)
+          if (failed(writeTensorArgument(launch, tensorArg,
+                                         out->add_tensor_args())))
+            return failure();
+        continue;
+      }
       coop_pb::Argument *converted = out->add_args();
       converted->set_name(arg.getName().str());
       if (failed(protoFromAttribute(arg.getValue(),
@@ -225,18 +272,31 @@ LogicalResult PlanReader::readLaunch(const coop_pb::Launch &launch,
       readBuffers(launch.outputs(), where + " output");
   if (failed(outputs))
     return failure();
-  DictionaryAttr args;
-  if (!launch.args().empty()) {
-    SmallVector<NamedAttribute> fields;
-    for (const coop_pb::Argument &arg : launch.args()) {
+  auto readArguments =
+      [&](const google::protobuf::RepeatedPtrField<coop_pb::Argument> &in,
+          SmallVectorImpl<NamedAttribute> &fields) -> LogicalResult {
+    for (const coop_pb::Argument &arg : in) {
       Attribute value = attributeFromProto(arg.value(), builder);
       if (!value)
         return error() << where << " argument '" << arg.name()
                        << "' has no value";
       fields.push_back(builder.getNamedAttr(arg.name(), value));
     }
-    args = builder.getDictionaryAttr(fields);
+    return success();
+  };
+  SmallVector<NamedAttribute> fields;
+  if (failed(readArguments(launch.args(), fields)))
+    return failure();
+  if (!launch.tensor_args().empty()) {
+    SmallVector<NamedAttribute> tensorFields;
+    if (failed(readArguments(launch.tensor_args(), tensorFields)))
+      return failure();
+    fields.push_back(builder.getNamedAttr(
+        kTensorArgsName, builder.getDictionaryAttr(tensorFields)));
   }
+  DictionaryAttr args;
+  if (!fields.empty())
+    args = builder.getDictionaryAttr(fields);
   DenseI64ArrayAttr inplace;
   if (!launch.inplace().empty()) {
     if (launch.inplace_size() != launch.outputs_size())

@@ -324,6 +324,9 @@ OwningOpRef<ModuleOp> Importer::run() {
     arg.setLoc(argLocs[index]);
     func.setArgAttr(index, CoopDialect::kRoleAttrName,
                     RoleAttr::get(context, argRoles[index]));
+    if (!graph.tensors(id).name().empty())
+      func.setArgAttr(index, CoopDialect::kNameAttrName,
+                      builder.getStringAttr(graph.tensors(id).name()));
     values[id] = arg;
   }
 

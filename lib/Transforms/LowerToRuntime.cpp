@@ -75,11 +75,12 @@ ArrayAttr ProgramBuilder::buffersOf(ValueRange values) {
   return builder.getArrayAttr(buffers);
 }
 
-/// A readable name for an argument: the exporter's name location if there
-/// is one ("layer1.0.conv1.weight"), else its position.
-static std::string argumentName(BlockArgument arg) {
-  if (auto named = dyn_cast<NameLoc>(arg.getLoc()))
-    return named.getName().str();
+/// The name the runtime binds an argument by: the exporter's
+/// ("layer1.0.conv1.weight"), else its position.
+static std::string argumentName(func::FuncOp func, BlockArgument arg) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                    CoopDialect::kNameAttrName))
+    return name.str();
   return "arg" + std::to_string(arg.getArgNumber());
 }
 
@@ -98,7 +99,7 @@ LogicalResult ProgramBuilder::placeArguments() {
                                                 CoopDialect::kRoleAttrName);
     builder.create<coop_rt::ArgumentOp>(
         arg.getLoc(), builder.getI64IntegerAttr(index),
-        builder.getStringAttr(argumentName(arg)), role, bufferOf(arg));
+        builder.getStringAttr(argumentName(func, arg)), role, bufferOf(arg));
   }
   return success();
 }
@@ -140,7 +141,10 @@ LogicalResult ProgramBuilder::lowerCompute(ComputeOp compute) {
     }
     placeContiguous(result, offset);
     storageOf[result] = storage;
-    latestVersion[storage] = result;
+    // A recomputation rewrites values that exist, or side effects into
+    // scratch: never a newer version of persistent state.
+    if (!compute.getRecomputeOf())
+      latestVersion[storage] = result;
   }
   auto launch = builder.create<coop_rt::LaunchOp>(
       compute.getLoc(), compute.getKernelAttr(),

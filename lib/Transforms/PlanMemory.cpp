@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -44,6 +45,7 @@ public:
       : func(func), step(step), graph(step.getGraph()), plan(plan),
         builder(func.front().getTerminator()),
         current(graph.tensors.size()), offsetOf(graph.tensors.size(), -1),
+        newestVersion(graph.tensors.size(), kNone),
         viewValue(graph.tensors.size()), viewSource(graph.tensors.size()),
         viewCreated(graph.ops.size(), false) {}
 
@@ -66,6 +68,8 @@ private:
   OpBuilder builder;
   std::vector<Value> current; // resident content tensors
   std::vector<int64_t> offsetOf;
+  /// The newest version written into each storage (indexed by its root).
+  std::vector<TensorId> newestVersion;
   std::vector<Value> viewValue;  // last view created for a view tensor
   std::vector<Value> viewSource; // the source value it was created over
   std::vector<bool> viewCreated; // per view op: has it run once?
@@ -108,10 +112,22 @@ LogicalResult ScheduleBuilder::emitRun(const planner::Instruction &ins) {
     materialize(op.outputs.front());
     return success(internalError.empty());
   }
+  // A recomputation writes discardable side effects to scratch. What they
+  // overwrite is not really read, and may be long gone: the kernel gets the
+  // storage's current version to copy into the scratch.
+  llvm::DenseMap<TensorId, int64_t> scratch;
+  llvm::DenseSet<TensorId> sideEffectInputs;
+  for (const planner::Allocation &allocation : ins.discarded) {
+    scratch[allocation.tensor] = allocation.offset;
+    sideEffectInputs.insert(graph.tensors[allocation.tensor].previousVersion);
+  }
   Operation *original = step.getOperation(ins.op);
   IRMapping mapping;
   for (auto [operand, tensor] : llvm::zip(original->getOperands(), op.inputs))
-    mapping.map(operand, materialize(tensor));
+    mapping.map(operand,
+                materialize(sideEffectInputs.contains(tensor)
+                                ? newestVersion[graph.storageOf(tensor)]
+                                : tensor));
   if (!internalError.empty())
     return failure();
 
@@ -125,10 +141,15 @@ LogicalResult ScheduleBuilder::emitRun(const planner::Instruction &ins) {
   }
   SmallVector<int64_t> offsets;
   for (auto [result, tensor] : llvm::zip(compute.getResults(), op.outputs)) {
+    if (auto it = scratch.find(tensor); it != scratch.end()) {
+      offsets.push_back(it->second);
+      continue;
+    }
     // Outputs already resident (siblings of a recomputed tensor) are
     // rewritten with the same values where they are.
     offsets.push_back(offsetOf[tensor]);
     current[tensor] = result;
+    newestVersion[graph.storageOf(tensor)] = tensor;
   }
   compute.setOffsets(offsets);
   if (ins.workspaceBytes > 0)
@@ -160,8 +181,11 @@ LogicalResult ScheduleBuilder::build() {
   for (Operation &op : body.without_terminator())
     originals.push_back(&op);
 
-  for (BlockArgument arg : func.getArguments())
-    current[step.getTensorId(arg)] = arg;
+  for (BlockArgument arg : func.getArguments()) {
+    TensorId tensor = step.getTensorId(arg);
+    current[tensor] = arg;
+    newestVersion[tensor] = tensor;
+  }
   // StepGraph numbers the arguments first, so a tensor id is an argument
   // index here.
   for (const planner::Allocation &allocation : plan.arguments) {

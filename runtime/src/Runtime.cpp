@@ -374,6 +374,9 @@ coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
     }
     for (const coop_pb::Argument &arg : src.args())
       launch.args[arg.name()] = arg.value();
+    // Tensor arguments by name (operand indices), when the plan has them.
+    for (const coop_pb::Argument &arg : src.tensor_args())
+      launch.args[arg.name()] = arg.value();
     if (src.has_rng()) {
       launch.rngSeed = src.rng().seed();
       launch.rngOffset = src.rng().offset();

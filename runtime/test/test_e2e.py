@@ -58,8 +58,8 @@ class Model:
         self.graph = graph
         self.arguments = [t for t in graph.tensors if t.role != pb.ACTIVATION]
         self.mlir = subprocess.run(
-            [tool("COOP_TRANSLATE"), "--import-training-graph", self.graph_path,
-             "--mlir-print-debuginfo"], check=True, capture_output=True, text=True).stdout
+            [tool("COOP_TRANSLATE"), "--import-training-graph", self.graph_path],
+            check=True, capture_output=True, text=True).stdout
 
     def plan(self, policy, ratio):
         """The Plan file at (policy, ratio), or None when it cannot be
@@ -67,19 +67,15 @@ class Model:
         path = os.path.join(self.workdir, f"{self.name}.{policy}.{ratio:.4f}.plan")
         compiled = subprocess.run(
             [tool("COOP_OPT"), "--coop-annotate-costs",
-             f"--coop-compile=ratio={ratio} policy={policy}", "--mlir-print-debuginfo"],
+             f"--coop-compile=ratio={ratio} policy={policy}"],
             input=self.mlir, capture_output=True, text=True)
         if compiled.returncode != 0:
             if "cannot plan" in compiled.stderr:
                 return None
             raise AssertionError(compiled.stderr)
-        # coop-translate cannot write the importer's nested 'tensor_args'
-        # dictionary into a Plan yet; without it the runtime takes tensor
-        # arguments positionally, in schema order (docs/runtime.md).
-        lowered = re.sub(r"(, )?tensor_args = \{[^{}]*\}", "", compiled.stdout)
-        lowered = lowered.replace("{, ", "{")
         subprocess.run([tool("COOP_TRANSLATE"), "--coop-rt-to-plan", "-o", path],
-                       input=lowered, check=True, capture_output=True, text=True)
+                       input=compiled.stdout, check=True, capture_output=True,
+                       text=True)
         return path
 
     def run(self, plan, steps=STEPS):

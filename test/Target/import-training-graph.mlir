@@ -7,10 +7,10 @@
 
 // Arguments in tensor order, with their roles; activations are op results.
 // CHECK-LABEL: func.func @tiny_step(
-// CHECK-SAME: %[[W:.*]]: tensor<4x8xf32> {coop.role = #coop.role<parameter>}
-// CHECK-SAME: %[[M:.*]]: tensor<4x8xf32> {coop.role = #coop.role<optimizer_state>}
-// CHECK-SAME: %[[MEAN:.*]]: tensor<4xf32> {coop.role = #coop.role<buffer>}
-// CHECK-SAME: %[[X:.*]]: tensor<2x8xf32> {coop.role = #coop.role<input>}
+// CHECK-SAME: %[[W:.*]]: tensor<4x8xf32> {coop.name = "w", coop.role = #coop.role<parameter>}
+// CHECK-SAME: %[[M:.*]]: tensor<4x8xf32> {coop.name = "w.momentum_buffer", coop.role = #coop.role<optimizer_state>}
+// CHECK-SAME: %[[MEAN:.*]]: tensor<4xf32> {coop.name = "bn.running_mean", coop.role = #coop.role<buffer>}
+// CHECK-SAME: %[[X:.*]]: tensor<2x8xf32> {coop.name = "input0", coop.role = #coop.role<input>}
 // CHECK-SAME: -> tensor<f32> attributes {coop.step}
 
 // Views keep their schema arguments; the tensor argument is named by

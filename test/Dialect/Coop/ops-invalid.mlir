@@ -22,6 +22,13 @@ func.func @unknown_role(%x: tensor<4xf32> {coop.role = #coop.role<weights>}) att
 
 // -----
 
+// expected-error@+1 {{'coop.name' of argument #0 must be a string}}
+func.func @name_not_a_string(%x: tensor<4xf32> {coop.role = #coop.role<input>, coop.name = 3 : i64}) attributes {coop.step} {
+  return
+}
+
+// -----
+
 // expected-error@+1 {{'func.func' op argument #0 must be a statically shaped tensor, got 'tensor<?xf32>'}}
 func.func @dynamic_argument(%x: tensor<?xf32> {coop.role = #coop.role<input>}) attributes {coop.step} {
   return

@@ -154,6 +154,12 @@ LogicalResult CoopDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kNameAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << kNameAttrName << "' of argument #"
+                             << argIndex << " must be a string";
+    return success();
+  }
   if (attr.getName() == kOffsetAttrName) {
     auto offset = dyn_cast<IntegerAttr>(attr.getValue());
     if (!offset || offset.getInt() < 0)

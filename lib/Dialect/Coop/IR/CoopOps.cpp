@@ -36,12 +36,23 @@ FailureOr<int64_t> mlir::coop::getTensorByteSize(RankedTensorType type) {
   return bytes;
 }
 
+/// "aten.bernoulli_.float" -> "aten.bernoulli_": the kernel without its
+/// overload suffix.
+static StringRef withoutOverload(StringRef kernel) {
+  if (kernel.count('.') > 1)
+    return kernel.substr(0, kernel.find('.', kernel.find('.') + 1));
+  return kernel;
+}
+
+bool mlir::coop::hasDiscardableInPlaceResults(StringRef kernel) {
+  return llvm::StringSwitch<bool>(withoutOverload(kernel))
+      .Cases("aten.native_batch_norm", "aten._native_batch_norm_legit",
+             "aten.cudnn_batch_norm", "aten.miopen_batch_norm", true)
+      .Default(false);
+}
+
 bool mlir::coop::isRandomKernel(StringRef kernel) {
-  // Strip an overload suffix: "aten.bernoulli_.float" -> "aten.bernoulli_".
-  StringRef base = kernel;
-  if (base.count('.') > 1)
-    base = base.substr(0, base.find('.', base.find('.') + 1));
-  return llvm::StringSwitch<bool>(base)
+  return llvm::StringSwitch<bool>(withoutOverload(kernel))
       .Cases("aten.native_dropout", "aten.dropout", "aten.bernoulli",
              "aten.bernoulli_", "aten.rand", "aten.rand_like", true)
       .Cases("aten.randn", "aten.randn_like", "aten.randint",

@@ -34,6 +34,9 @@ def Coop_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kStepAttrName = "coop.step";
     /// Role of a step argument, a #coop.role attribute.
     static constexpr ::llvm::StringLiteral kRoleAttrName = "coop.role";
+    /// The exported name of a step argument ("layer1.0.conv1.weight"), by
+    /// which the runtime binds its value.
+    static constexpr ::llvm::StringLiteral kNameAttrName = "coop.name";
     /// Arena offset of a step argument in a planned step.
     static constexpr ::llvm::StringLiteral kOffsetAttrName = "coop.offset";
     /// Dictionary with a planned step's budget, policy, options and stats.

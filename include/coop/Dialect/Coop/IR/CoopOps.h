@@ -27,6 +27,12 @@ FailureOr<int64_t> getTensorByteSize(RankedTensorType type);
 /// Kernels whose results depend on a random stream and so need `rng`.
 bool isRandomKernel(StringRef kernel);
 
+/// Kernels whose in-place results are side effects that their fresh results
+/// do not depend on: batch norm in training mode updates the running
+/// statistics, but normalizes with the batch's own. Such a kernel can be
+/// recomputed for its fresh results, the side effects written to scratch.
+bool hasDiscardableInPlaceResults(StringRef kernel);
+
 /// True for a func.func marked as a training step.
 bool isTrainingStep(func::FuncOp func);
 
