@@ -50,9 +50,12 @@ ViewKind classify(StringRef kernel) {
     base = base.substr(0, base.find('.', base.find('.') + 1));
   return llvm::StringSwitch<ViewKind>(base)
       .Cases("aten.alias", "aten.detach", "aten.lift_fresh", ViewKind::Alias)
+      // _reshape_alias's strides are what torch computed for its own layout
+      // of the source; computing them for ours is right even if they differ.
       .Cases("aten.view", "aten._unsafe_view", "aten.reshape",
              "aten.view_as", ViewKind::Reshape)
-      .Cases("aten._reshape_alias", "aten.as_strided", ViewKind::Strided)
+      .Case("aten._reshape_alias", ViewKind::Reshape)
+      .Case("aten.as_strided", ViewKind::Strided)
       .Cases("aten.t", "aten.transpose", "aten.swapaxes", ViewKind::Transpose)
       .Case("aten.permute", ViewKind::Permute)
       .Cases("aten.expand", "aten.expand_as", ViewKind::Expand)
@@ -110,27 +113,31 @@ std::optional<SmallVector<int64_t>> reshapeStrides(const Layout &source,
     return Layout::contiguous(shape).strides;
   SmallVector<int64_t> strides(shape.size(), 0);
   int64_t viewDim = static_cast<int64_t>(shape.size()) - 1;
-  int64_t chunkElements = 1;
+  // The stride of the innermost dimension of the current chunk.
+  int64_t chunkBaseStride = source.strides.empty() ? 1 : source.strides.back();
   int64_t tensorElements = 1;
+  int64_t viewElements = 1;
   for (int64_t dim = static_cast<int64_t>(source.shape.size()) - 1; dim >= 0;
        --dim) {
     tensorElements *= source.shape[dim];
     bool chunkEnds = dim == 0 || (source.shape[dim - 1] != 1 &&
                                   source.strides[dim - 1] !=
-                                      tensorElements * source.strides[dim]);
+                                      tensorElements * chunkBaseStride);
     if (!chunkEnds)
       continue;
-    int64_t base = source.strides[dim];
     while (viewDim >= 0 &&
-           (chunkElements < tensorElements || shape[viewDim] == 1)) {
-      strides[viewDim] = chunkElements * base;
-      chunkElements *= shape[viewDim];
+           (viewElements < tensorElements || shape[viewDim] == 1)) {
+      strides[viewDim] = viewElements * chunkBaseStride;
+      viewElements *= shape[viewDim];
       --viewDim;
     }
-    if (chunkElements != tensorElements)
+    if (viewElements != tensorElements)
       return std::nullopt;
-    tensorElements = 1;
-    chunkElements = 1;
+    if (dim > 0) {
+      chunkBaseStride = source.strides[dim - 1];
+      tensorElements = 1;
+      viewElements = 1;
+    }
   }
   if (viewDim != -1)
     return std::nullopt;

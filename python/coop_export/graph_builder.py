@@ -11,6 +11,8 @@ the pre-mutation FX node itself) from the newest version.
 import operator
 from dataclasses import dataclass
 
+import re
+
 import torch
 
 from . import training_graph_pb2 as pb
@@ -86,6 +88,20 @@ def _is_tensor_type(arg_type):
 
 def _alias_set(alias_info):
     return set(alias_info.before_set) if alias_info is not None else set()
+
+
+_LIST_RETURN_ALIAS = re.compile(r"Tensor\((\w+)\)\[\]")
+
+
+def _return_alias_set(schema, ret):
+    """The alias set of a return. torch 1.13 leaves it empty on a list of
+    aliases (`split(Tensor(a -> *) self) -> Tensor(a)[]`), so it is read off
+    the schema's text there."""
+    aliases = _alias_set(ret.alias_info)
+    if not aliases and str(ret.type).startswith("List["):
+        returns = str(schema).rsplit(") -> ", 1)[-1]
+        aliases = set(_LIST_RETURN_ALIAS.findall(returns))
+    return aliases
 
 
 def tensor_bytes(shape, dtype):
@@ -265,7 +281,7 @@ class GraphBuilder:
         versioned = set()
         for ret, fake in returns:
             mutated = [name for name in written
-                       if _alias_set(ret.alias_info) & _alias_set(
+                       if _return_alias_set(schema, ret) & _alias_set(
                            _schema_arg(schema, name).alias_info)]
             if fake is None:
                 result_ids.append(None)
@@ -298,7 +314,7 @@ class GraphBuilder:
         sources = set()
         for ret in schema.returns:
             aliased = [a.name for a in schema.arguments
-                       if _alias_set(a.alias_info) & _alias_set(ret.alias_info)]
+                       if _alias_set(a.alias_info) & _return_alias_set(schema, ret)]
             if not aliased:
                 return None
             sources.update(aliased)

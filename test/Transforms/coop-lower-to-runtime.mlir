@@ -64,6 +64,27 @@ func.func @more_views(%x: tensor<2x3x4xf32> {coop.offset = 0 : i64, coop.role = 
 
 // -----
 
+// Attention heads, as GPT-2 writes them: split the fused qkv projection
+// along its last dimension, view each third as 12 heads of 64, put the heads
+// first. The views keep reading the fused buffer, with torch's strides:
+//   q, k, v = x.split(768, dim=2); q.view(8, 1024, 12, 64).stride()
+//     == (2359296, 2304, 64, 1)
+// and permute(0, 2, 1, 3) gives (2359296, 64, 2304, 1); k starts 768 in.
+// CHECK-LABEL: coop_rt.program @attention_heads
+// CHECK: coop_rt.launch "aten.bmm"([#coop_rt.buf<offset = 0, size = 75497472, element_type = f32, shape = [8, 12, 1024, 64], strides = [2359296, 64, 2304, 1], element_offset = 0>, #coop_rt.buf<offset = 0, size = 75497472, element_type = f32, shape = [8, 12, 1024, 64], strides = [2359296, 64, 2304, 1], element_offset = 768>])
+func.func @attention_heads(%qkv: tensor<8x1024x2304xf32> {coop.offset = 0 : i64, coop.role = #coop.role<input>})
+    attributes {coop.plan = {budget = 134217728 : i64, policy = "coop"}, coop.step} {
+  %parts:3 = coop.view "aten.split.Tensor"(%qkv) {args = {split_size = 768 : i64, dim = 2 : i64}} : (tensor<8x1024x2304xf32>) -> (tensor<8x1024x768xf32>, tensor<8x1024x768xf32>, tensor<8x1024x768xf32>)
+  %q = coop.view "aten._reshape_alias"(%parts#0) {args = {size = [8, 1024, 12, 64], stride = [0, 0, 0, 0]}} : (tensor<8x1024x768xf32>) -> tensor<8x1024x12x64xf32>
+  %k = coop.view "aten.view"(%parts#1) {args = {size = [8, 1024, 12, 64]}} : (tensor<8x1024x768xf32>) -> tensor<8x1024x12x64xf32>
+  %qh = coop.view "aten.permute"(%q) {args = {dims = [0, 2, 1, 3]}} : (tensor<8x1024x12x64xf32>) -> tensor<8x12x1024x64xf32>
+  %kh = coop.view "aten.permute"(%k) {args = {dims = [0, 2, 1, 3]}} : (tensor<8x1024x12x64xf32>) -> tensor<8x12x1024x64xf32>
+  %s = coop.compute "aten.bmm"(%qh, %kh) {offsets = array<i64: 75497472>} : (tensor<8x12x1024x64xf32>, tensor<8x12x1024x64xf32>) -> tensor<8x12x1024x64xf32>
+  return
+}
+
+// -----
+
 // Functions that are not steps stay.
 // CHECK-LABEL: func.func @helper
 func.func @helper() {
