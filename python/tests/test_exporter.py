@@ -206,6 +206,28 @@ class ExporterTest(unittest.TestCase, GraphInvariants):
             self.assertTrue(any(op.kernel.startswith(kernel) for op in graph.ops),
                             kernel)
 
+    def test_split_results_are_views(self):
+        # torch 1.13 gives a list of aliases (`Tensor(a)[]`) no alias set;
+        # the pieces of a fused projection must still alias it.
+        class FusedQKV(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.qkv = nn.Linear(8, 24)
+
+            def forward(self, x):
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                return (q * k + v).sum(-1)
+
+        graph = export(FusedQKV(), (torch.randn(4, 8),), lambda out: out.sum(),
+                       optimizer="sgd")
+        split = next(op for op in graph.ops if op.kernel.startswith("aten.split"))
+        self.assertEqual(split.kind, pb.Op.VIEW)
+        self.assertEqual(len(split.results), 3)
+        source = graph.tensors[split.operands[0]]
+        for result in split.results:
+            self.assertEqual(graph.tensors[result].shape, [4, 8])
+        self.assertEqual(source.shape, [4, 24])
+
     def test_none_and_list_arguments_are_recorded(self):
         graph = export_cnn()
         conv = next(op for op in graph.ops if op.kernel == "aten.convolution")
