@@ -173,8 +173,9 @@ def build(batch, widths, dropout, lr, momentum):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=512)
-    parser.add_argument("--layers", default="256,128,128,128,128,128,128,10")
+    parser.add_argument("--batch", type=int, default=1024)
+    parser.add_argument("--layers",
+                        default="256,128,128,128,128,128,128,128,128,128,128,10")
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--momentum", type=float, default=0.9)

@@ -213,9 +213,9 @@ class EndToEnd(unittest.TestCase):
 
 
 class BundledModel(unittest.TestCase):
-    """models/mlp.mlir (hand-written, tensor operands positional) at 0.55
-    of its unconstrained arena (coop cannot plan it at 0.5 today), seeded
-    init, against the unconstrained run."""
+    """models/mlp.mlir (hand-written, tensor operands positional) at half
+    of its unconstrained arena, seeded init, against the unconstrained
+    run."""
 
     def plan(self, workdir, policy, ratio):
         path = os.path.join(workdir, f"bundled.{policy}.plan")
@@ -239,7 +239,7 @@ class BundledModel(unittest.TestCase):
         with tempfile.TemporaryDirectory() as workdir:
             losses, data = self.run_plan(self.plan(workdir, "none", 1.0))
             self.assertEqual(len(losses), 2)
-            self.assertEqual(self.run_plan(self.plan(workdir, "coop", 0.55)), (losses, data))
+            self.assertEqual(self.run_plan(self.plan(workdir, "coop", 0.5)), (losses, data))
 
     def test_bad_input_fails_cleanly(self):
         with tempfile.TemporaryDirectory() as workdir:

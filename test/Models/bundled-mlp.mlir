@@ -4,9 +4,9 @@
 // RUN: %python %coop_src_root/models/gen_mlp_step.py | diff - %coop_src_root/models/mlp.mlir
 
 // CHECK-LABEL: coop-memory-stats @mlp_train_step
-// CHECK-NEXT:   ops:               112
-// CHECK-NEXT:   tensors:           149
-// CHECK-NEXT:   storages:          87
-// CHECK-NEXT:   persistent bytes:  1462352 (1.39 MiB)
-// CHECK-NEXT:   peak live bytes:   5268604 (5.02 MiB) at op #35 'aten.native_dropout_backward'
-// CHECK-NEXT:   memory floor:      2248784 (2.14 MiB) at op #36 'aten.threshold_backward'
+// CHECK-NEXT:   ops:               176
+// CHECK-NEXT:   tensors:           233
+// CHECK-NEXT:   storages:          135
+// CHECK-NEXT:   persistent bytes:  2519120 (2.40 MiB)
+// CHECK-NEXT:   peak live bytes:   14845052 (14.16 MiB) at op #51 'aten.native_dropout_backward'
+// CHECK-NEXT:   memory floor:      4091984 (3.90 MiB) at op #52 'aten.threshold_backward'
