@@ -99,8 +99,10 @@ _SHAPE_ONLY = FakeTensorMode()
 
 def _fake_like(tensor):
     """A shape-only stand-in that allocates nothing (make_fx takes fake
-    tensors as inputs; torch 1.13 refuses meta tensors)."""
-    with _SHAPE_ONLY:
+    tensors as inputs; torch 1.13 refuses meta tensors). It belongs to the
+    fake mode of `tensor` when that is fake: torch 2.x refuses to trace
+    fake tensors of several modes together."""
+    with getattr(tensor, "fake_mode", None) or _SHAPE_ONLY:
         return torch.empty_strided(tensor.shape, tensor.stride(),
                                    dtype=tensor.dtype)
 

@@ -94,9 +94,15 @@ class BertEncoder(nn.Module):
         self.segments = nn.Embedding(2, d)
         self.norm = nn.LayerNorm(d)
         self.dropout = nn.Dropout(dropout)
-        layer = nn.TransformerEncoderLayer(d, heads, ff, dropout,
-                                           activation="gelu", batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, layers)
+        def make_layer():
+            return nn.TransformerEncoderLayer(d, heads, ff, dropout,
+                                              activation="gelu",
+                                              batch_first=True)
+        self.encoder = nn.TransformerEncoder(make_layer(), layers)
+        # Layers built one by one, not deep-copied: torch 2.x gives a
+        # deep-copied fake tensor a fake mode of its own, and make_fx refuses
+        # to mix modes.
+        self.encoder.layers = nn.ModuleList(make_layer() for _ in range(layers))
         self.head = nn.Linear(d, vocab)
 
     def forward(self, ids):
