@@ -4,6 +4,7 @@
 
 #include "Kernel.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -21,10 +22,39 @@ public:
   /// Runs one launch: copies an in-place input into its output first when
   /// they are different buffers, then runs the kernel.
   virtual void launch(const KernelDef &kernel, const Call &call, const int *inplace) = 0;
+
+  /// Whether this backend runs `kernel` (the registry's CPU kernels are the
+  /// reference; a device backend may implement a subset).
+  virtual bool implements(const KernelDef &kernel) const { return true; }
+  /// Starts timing the work launched from now on.
+  virtual void startTimer() { timerStart = std::chrono::steady_clock::now(); }
+  /// Waits for the work launched since startTimer and sets its
+  /// milliseconds; returns "" or what failed.
+  virtual std::string stopTimer(double &milliseconds) {
+    milliseconds = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - timerStart).count();
+    return "";
+  }
+  /// The first failure of a call without a status (upload, download,
+  /// launch: a device fails asynchronously) since the last call, then
+  /// cleared; "" when none. The CPU never fails there.
+  virtual std::string takeError() { return ""; }
+
+private:
+  std::chrono::steady_clock::time_point timerStart;
 };
 
-/// "cpu"; nullptr and `error` set for an unknown backend.
+/// The CPU reference backend (CpuKernels.cpp).
+std::unique_ptr<Backend> createCpuBackend();
+
+/// "cpu", or a backend registered with registerBackend ("cuda" when the
+/// CUDA backend is linked in); nullptr and `error` set otherwise.
 std::unique_ptr<Backend> createBackend(const std::string &name, std::string &error);
+
+/// A backend outside the CPU runtime library (the optional CUDA backend)
+/// registers its factory here, from a static initializer.
+using BackendFactory = std::unique_ptr<Backend> (*)(std::string &error);
+bool registerBackend(const char *name, BackendFactory factory);
 
 /// A strided copy of src's elements into dst, in logical order (same shape
 /// and dtype).

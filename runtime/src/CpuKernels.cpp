@@ -1361,11 +1361,6 @@ std::vector<std::string> kernelNames() {
   return names;
 }
 
-std::unique_ptr<Backend> createBackend(const std::string &name, std::string &error) {
-  if (name == "cpu")
-    return std::make_unique<CpuBackend>();
-  error = "backend '" + name + "' is not available (this build has: cpu)";
-  return nullptr;
-}
+std::unique_ptr<Backend> createCpuBackend() { return std::make_unique<CpuBackend>(); }
 
 } // namespace coop::rt

@@ -8,6 +8,7 @@
 
 #include "training_graph.pb.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -84,6 +85,7 @@ struct LaunchInfo {
   std::vector<int> params;  // schema tensor parameter -> input
   ArgMap args;
   uint64_t rngSeed = 0, rngOffset = 0;
+  std::string signature; // operand signatures as the cost model keys them
 };
 
 struct ArgumentInfo {
@@ -258,6 +260,40 @@ std::string resolveParams(const KernelDef &kernel, LaunchInfo &launch) {
   return "";
 }
 
+/// The element type as MLIR prints it (the cost model's profile tables).
+const char *mlirElementType(coop_pb::DType dtype) {
+  switch (dtype) {
+  case coop_pb::FLOAT32: return "f32";
+  case coop_pb::FLOAT16: return "f16";
+  case coop_pb::BFLOAT16: return "bf16";
+  case coop_pb::FLOAT64: return "f64";
+  case coop_pb::INT64: return "i64";
+  case coop_pb::INT32: return "i32";
+  case coop_pb::INT16: return "i16";
+  case coop_pb::INT8: return "i8";
+  case coop_pb::UINT8: return "ui8";
+  case coop_pb::BOOL: return "i1";
+  case coop_pb::COMPLEX64: return "complex<f32>";
+  default: return "?";
+  }
+}
+
+/// "512x256xf32,256x128xf32" (`-` without inputs): the operand signatures
+/// of docs/cost-model.md, keyed like coop::cost::ProfileTable::lookup.
+std::string operandSignature(const std::vector<BufferDesc> &inputs) {
+  if (inputs.empty())
+    return "-";
+  std::string text;
+  for (const BufferDesc &input : inputs) {
+    if (!text.empty())
+      text += ',';
+    for (int d = 0; d < input.layout.rank; ++d)
+      text += std::to_string(input.layout.shape[d]) + "x";
+    text += mlirElementType(input.layout.dtype);
+  }
+  return text;
+}
+
 coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
   auto plan = std::make_unique<coop_plan_s>();
   coop_pb::Plan &proto = plan->proto;
@@ -403,6 +439,7 @@ coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
     }
     if (!error.empty())
       return Error(COOP_STATUS_INVALID_PLAN) << where << ": " << error;
+    launch.signature = operandSignature(launch.inputs);
     plan->launches.push_back(std::move(launch));
   }
   if (!missing.empty()) {
@@ -468,6 +505,14 @@ extern "C" size_t coop_plan_launch_count(const coop_plan_t *plan) {
 extern "C" int64_t coop_plan_high_water_mark(const coop_plan_t *plan) {
   return plan->highWaterMark;
 }
+extern "C" const char *coop_plan_launch_kernel(const coop_plan_t *plan, size_t index) {
+  return index < plan->launches.size()
+             ? plan->proto.launches(static_cast<int>(index)).kernel().c_str()
+             : nullptr;
+}
+extern "C" const char *coop_plan_launch_signature(const coop_plan_t *plan, size_t index) {
+  return index < plan->launches.size() ? plan->launches[index].signature.c_str() : nullptr;
+}
 extern "C" size_t coop_plan_argument_count(const coop_plan_t *plan) {
   return plan->arguments.size();
 }
@@ -510,6 +555,7 @@ struct coop_session_s {
   char *arena = nullptr;
   std::vector<bool> bound;
   int64_t steps = 0, launches = 0;
+  double lastStepMs = 0;
 };
 
 extern "C" coop_status_t coop_session_create(const coop_plan_t *plan, const char *backend,
@@ -524,6 +570,21 @@ extern "C" coop_status_t coop_session_create(const coop_plan_t *plan, const char
     session->backend = createBackend(backend, error);
     if (!session->backend)
       return Error(COOP_STATUS_UNIMPLEMENTED) << error;
+    // Every kernel the backend lacks, by name, before the arena exists.
+    std::vector<std::string> missing;
+    for (size_t l = 0; l < plan->launches.size(); ++l) {
+      const std::string &kernel = plan->proto.launches(static_cast<int>(l)).kernel();
+      if (!session->backend->implements(*plan->launches[l].kernel) &&
+          std::find(missing.begin(), missing.end(), kernel) == missing.end())
+        missing.push_back(kernel);
+    }
+    if (!missing.empty()) {
+      Error error(COOP_STATUS_UNIMPLEMENTED);
+      error << "backend '" << backend << "' has no kernel for ";
+      for (size_t i = 0; i < missing.size(); ++i)
+        error << (i ? ", '" : "'") << missing[i] << "'";
+      return error;
+    }
     session->arena = session->backend->allocateArena(plan->proto.arena_bytes(), error);
     if (!session->arena)
       return Error(COOP_STATUS_OUT_OF_MEMORY) << error;
@@ -576,6 +637,9 @@ extern "C" coop_status_t coop_session_bind_argument(coop_session_t *session, siz
   if (!data && bytes)
     return Error(COOP_STATUS_INVALID_ARGUMENT) << "argument '" << arg.name << "': null data";
   session->backend->upload(session->arena + arg.buffer.offset, data, bytes);
+  std::string failure = session->backend->takeError();
+  if (!failure.empty())
+    return Error(COOP_STATUS_INTERNAL) << "argument '" << arg.name << "': " << failure;
   session->bound[index] = true;
   return nullptr;
 }
@@ -635,6 +699,9 @@ extern "C" coop_status_t coop_session_init_from_training_graph(coop_session_t *s
                                value.data(), value.size());
       session->bound[i] = true;
     }
+    std::string failure = session->backend->takeError();
+    if (!failure.empty())
+      return Error(COOP_STATUS_INTERNAL) << "cannot upload the arguments: " << failure;
     return nullptr;
   });
 }
@@ -651,43 +718,131 @@ extern "C" coop_status_t coop_session_init_random(coop_session_t *session, uint6
       session->backend->upload(session->arena + arg.buffer.offset, host.data(), host.size());
       session->bound[i] = true;
     }
+    std::string failure = session->backend->takeError();
+    if (!failure.empty())
+      return Error(COOP_STATUS_INTERNAL) << "cannot upload the arguments: " << failure;
     return nullptr;
   });
 }
 
-extern "C" coop_status_t coop_session_run(coop_session_t *session, int64_t steps) {
-  if (!session || steps < 0)
-    return Error(COOP_STATUS_INVALID_ARGUMENT) << "coop_session_run: bad session or step count";
+namespace {
+
+/// Runs one launch on the session's backend (no allocation).
+void runLaunch(coop_session_t *session, const LaunchInfo &launch) {
+  Tensor ins[kMaxOperands], outs[kMaxOperands];
+  int numIn = static_cast<int>(launch.inputs.size());
+  int numOut = static_cast<int>(launch.outputs.size());
+  for (int i = 0; i < numIn; ++i)
+    ins[i] = launch.inputs[i].in(session->arena);
+  for (int o = 0; o < numOut; ++o)
+    outs[o] = launch.outputs[o].in(session->arena);
+  Call call;
+  call.args = &launch.args;
+  call.params = launch.params.data();
+  call.numParams = static_cast<int>(launch.params.size());
+  call.inputs = ins;
+  call.numInputs = numIn;
+  call.outputs = outs;
+  call.numOutputs = numOut;
+  call.rngSeed = launch.rngSeed;
+  call.rngOffset = launch.rngOffset;
+  session->backend->launch(*launch.kernel, call, launch.inplace.data());
+  ++session->launches;
+}
+
+coop_status_t checkBound(const coop_session_t *session) {
   const coop_plan_t *plan = session->plan;
   for (size_t i = 0; i < plan->arguments.size(); ++i)
     if (!session->bound[i])
       return Error(COOP_STATUS_FAILED_PRECONDITION)
              << "argument '" << plan->arguments[i].name << "' is not bound";
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" coop_status_t coop_session_run(coop_session_t *session, int64_t steps) {
+  if (!session || steps < 0)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "coop_session_run: bad session or step count";
+  if (coop_status_t status = checkBound(session))
+    return status;
   for (int64_t s = 0; s < steps; ++s) {
-    for (const LaunchInfo &launch : plan->launches) {
-      Tensor ins[kMaxOperands], outs[kMaxOperands];
-      int numIn = static_cast<int>(launch.inputs.size());
-      int numOut = static_cast<int>(launch.outputs.size());
-      for (int i = 0; i < numIn; ++i)
-        ins[i] = launch.inputs[i].in(session->arena);
-      for (int o = 0; o < numOut; ++o)
-        outs[o] = launch.outputs[o].in(session->arena);
-      Call call;
-      call.args = &launch.args;
-      call.params = launch.params.data();
-      call.numParams = static_cast<int>(launch.params.size());
-      call.inputs = ins;
-      call.numInputs = numIn;
-      call.outputs = outs;
-      call.numOutputs = numOut;
-      call.rngSeed = launch.rngSeed;
-      call.rngOffset = launch.rngOffset;
-      session->backend->launch(*launch.kernel, call, launch.inplace.data());
-      ++session->launches;
-    }
+    session->backend->startTimer();
+    for (const LaunchInfo &launch : session->plan->launches)
+      runLaunch(session, launch);
+    std::string failure = session->backend->stopTimer(session->lastStepMs);
+    if (failure.empty())
+      failure = session->backend->takeError();
+    if (!failure.empty())
+      return Error(COOP_STATUS_INTERNAL) << "step " << session->steps + 1 << " failed: "
+                                         << failure;
     ++session->steps;
   }
   return nullptr;
+}
+
+extern "C" coop_status_t coop_session_profile(coop_session_t *session, int32_t repeat,
+                                              double *out_us, size_t count) {
+  if (!session || repeat < 1 || (!out_us && count))
+    return Error(COOP_STATUS_INVALID_ARGUMENT)
+           << "coop_session_profile: bad session, repeat count or output";
+  const coop_plan_t *plan = session->plan;
+  if (count != plan->launches.size())
+    return Error(COOP_STATUS_INVALID_ARGUMENT)
+           << "coop_session_profile: the plan has " << plan->launches.size()
+           << " launches, not " << count;
+  if (coop_status_t status = checkBound(session))
+    return status;
+  return guarded([&]() -> coop_status_t {
+    Backend &backend = *session->backend;
+    std::vector<char> saved;
+    std::vector<double> times;
+    double stepMs = 0;
+    for (size_t l = 0; l < plan->launches.size(); ++l) {
+      const LaunchInfo &launch = plan->launches[l];
+      // The storages the launch writes, restored before every run after
+      // the first: each run sees the inputs of the step.
+      size_t total = 0;
+      for (const BufferDesc &out : launch.outputs)
+        total += static_cast<size_t>(out.size);
+      saved.resize(total);
+      size_t at = 0;
+      for (const BufferDesc &out : launch.outputs) {
+        backend.download(saved.data() + at, session->arena + out.offset, out.size);
+        at += static_cast<size_t>(out.size);
+      }
+      times.clear();
+      for (int32_t r = 0; r <= repeat; ++r) { // run 0 warms up
+        if (r > 0) {
+          at = 0;
+          for (const BufferDesc &out : launch.outputs) {
+            backend.upload(session->arena + out.offset, saved.data() + at, out.size);
+            at += static_cast<size_t>(out.size);
+          }
+        }
+        double ms = 0;
+        backend.startTimer();
+        runLaunch(session, launch);
+        std::string failure = backend.stopTimer(ms);
+        if (failure.empty())
+          failure = backend.takeError();
+        if (!failure.empty())
+          return Error(COOP_STATUS_INTERNAL)
+                 << "launch #" << l << " '" << plan->proto.launches(static_cast<int>(l)).kernel()
+                 << "' failed: " << failure;
+        if (r > 0)
+          times.push_back(ms);
+      }
+      std::sort(times.begin(), times.end());
+      size_t n = times.size();
+      double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+      out_us[l] = median * 1000;
+      stepMs += median;
+    }
+    session->lastStepMs = stepMs;
+    ++session->steps;
+    return nullptr;
+  });
 }
 
 static coop_status_t readBack(const coop_session_t *session, const BufferDesc &buffer,
@@ -697,6 +852,9 @@ static coop_status_t readBack(const coop_session_t *session, const BufferDesc &b
     return Error(COOP_STATUS_INVALID_ARGUMENT)
            << what << " #" << index << " takes " << expected << " bytes, not " << bytes;
   session->backend->download(out, session->arena + buffer.offset, bytes);
+  std::string failure = session->backend->takeError();
+  if (!failure.empty())
+    return Error(COOP_STATUS_INTERNAL) << what << " #" << index << ": " << failure;
   return nullptr;
 }
 
@@ -722,4 +880,5 @@ extern "C" void coop_session_stats(const coop_session_t *session, coop_session_s
   out->device_allocations = session->backend->allocations();
   out->steps = session->steps;
   out->launches = session->launches;
+  out->last_step_ms = session->lastStepMs;
 }

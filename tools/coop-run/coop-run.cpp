@@ -1,21 +1,28 @@
 //===- coop-run.cpp - Run a planned training step -------------------------===//
 //
-// coop-run plan.pb [--backend cpu] [--steps N] [--init graph.pb | --seed S]
+// coop-run plan.pb [--backend cpu|cuda] [--steps N] [--init graph.pb | --seed S]
 //                  [--dump-arguments out.bin] [--quiet]
+//                  [--profile table.txt [--repeat N]]
 //
 // Prints one line per step (step, loss, wall time, arena high-water mark)
 // and a summary. The loss is also printed as a hexadecimal float, exact to
-// the bit.
+// the bit. With --profile every step is a profiled step (each launch runs
+// a warm-up and N timed runs) and the launches' times are written as a
+// cost-model profile table (docs/cost-model.md), one line per kernel and
+// operand signatures: the median of its launches' medians.
 //
 //===----------------------------------------------------------------------===//
 
 #include "coop/runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -24,7 +31,8 @@ int usage(const char *message) {
   std::fprintf(stderr,
                "coop-run: %s\n"
                "usage: coop-run PLAN [--backend cpu|cuda] [--steps N] "
-               "[--init GRAPH.pb | --seed S] [--dump-arguments OUT.bin] [--quiet]\n",
+               "[--init GRAPH.pb | --seed S] [--dump-arguments OUT.bin] [--quiet]\n"
+               "                [--profile TABLE.txt [--repeat N]]\n",
                message);
   return 2;
 }
@@ -41,10 +49,34 @@ bool parseInt(const char *text, long long &out) {
   return end && *end == '\0' && end != text;
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/// Writes the profile table: per (kernel, operand signatures) the median of
+/// its launches' times, in the format coop::cost::ProfileTable parses.
+bool writeProfile(FILE *out, const coop_plan_t *plan, const std::string &backend,
+                  long long steps, long long repeat,
+                  const std::map<std::pair<std::string, std::string>, std::vector<double>> &times) {
+  std::fprintf(out,
+               "# coop-run profile of plan '%s' on backend %s: %lld step(s), each launch a "
+               "warm-up and %lld timed run(s)\n"
+               "# kernel  operand-signatures  microseconds (median over launches and steps)\n",
+               coop_plan_name(plan), backend.c_str(), steps, repeat);
+  for (const auto &[key, samples] : times)
+    std::fprintf(out, "%s  %s  %.6g  # %zu sample(s)\n", key.first.c_str(), key.second.c_str(),
+                 median(samples), samples.size());
+  return std::fclose(out) == 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  const char *planPath = nullptr, *init = nullptr, *dump = nullptr;
+  const char *planPath = nullptr, *init = nullptr, *dump = nullptr, *profile = nullptr;
+  long long repeat = 5;
+  bool repeatGiven = false;
   std::string backend = "cpu";
   long long steps = 1, seed = 0;
   bool seeded = false, quiet = false;
@@ -71,6 +103,14 @@ int main(int argc, char **argv) {
     } else if (arg == "--dump-arguments") {
       if (!(dump = value()))
         return usage("--dump-arguments needs a file name");
+    } else if (arg == "--profile") {
+      if (!(profile = value()))
+        return usage("--profile needs a table file name");
+    } else if (arg == "--repeat") {
+      const char *v = value();
+      if (!v || !parseInt(v, repeat) || repeat < 1 || repeat > 1000000)
+        return usage("--repeat needs a positive integer");
+      repeatGiven = true;
     } else if (arg == "--quiet") {
       quiet = true;
     } else if (arg == "-h" || arg == "--help") {
@@ -88,6 +128,8 @@ int main(int argc, char **argv) {
     return usage("no plan file");
   if (init && seeded)
     return usage("--init and --seed exclude each other");
+  if (repeatGiven && !profile)
+    return usage("--repeat needs --profile");
 
   coop_plan_t *plan = nullptr;
   if (coop_status_t status = coop_plan_load_file(planPath, &plan))
@@ -112,15 +154,38 @@ int main(int argc, char **argv) {
   bool hasLoss = coop_plan_output_count(plan) > 0 &&
                  !coop_plan_output_info(plan, 0, &lossInfo) &&
                  lossInfo.dtype == COOP_DTYPE_FLOAT32 && lossInfo.byte_size == 4;
-  std::printf("plan '%s': %zu launches, arena %lld bytes, backend %s, %lld steps\n",
+  std::printf("plan '%s': %zu launches, arena %lld bytes, backend %s, %lld steps%s\n",
               coop_plan_name(plan), coop_plan_launch_count(plan),
-              static_cast<long long>(coop_plan_arena_bytes(plan)), backend.c_str(), steps);
+              static_cast<long long>(coop_plan_arena_bytes(plan)), backend.c_str(), steps,
+              profile ? (", profiled: a warm-up and " + std::to_string(repeat) +
+                         " timed run(s) per launch").c_str()
+                      : "");
+  // Opened before the steps run: an unwritable table fails at once.
+  FILE *profileFile = profile ? std::fopen(profile, "w") : nullptr;
+  if (profile && !profileFile) {
+    std::fprintf(stderr, "coop-run: cannot write '%s'\n", profile);
+    return finish(1);
+  }
+  size_t launchCount = coop_plan_launch_count(plan);
+  std::vector<double> launchUs(launchCount);
+  std::map<std::pair<std::string, std::string>, std::vector<double>> profileTimes;
   double total = 0;
   float firstLoss = 0, loss = 0;
   for (long long s = 0; s < steps; ++s) {
     auto start = std::chrono::steady_clock::now();
-    if (coop_status_t status = coop_session_run(session, 1))
+    if (profile) {
+      if (coop_status_t status = coop_session_profile(session, static_cast<int32_t>(repeat),
+                                                      launchUs.data(), launchCount)) {
+        std::fclose(profileFile);
+        std::remove(profile);
+        return finish(fail(status, "profiled step failed"));
+      }
+      for (size_t l = 0; l < launchCount; ++l)
+        profileTimes[{coop_plan_launch_kernel(plan, l), coop_plan_launch_signature(plan, l)}]
+            .push_back(launchUs[l]);
+    } else if (coop_status_t status = coop_session_run(session, 1)) {
       return finish(fail(status, "step failed"));
+    }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                           start).count();
     total += ms;
@@ -150,6 +215,15 @@ int main(int argc, char **argv) {
               static_cast<long long>(stats.device_allocations),
               static_cast<long long>(stats.high_water_mark),
               static_cast<long long>(stats.arena_bytes));
+
+  if (profile) {
+    if (!writeProfile(profileFile, plan, backend, steps, repeat, profileTimes)) {
+      std::fprintf(stderr, "coop-run: cannot write '%s'\n", profile);
+      return finish(1);
+    }
+    std::printf("profile: %zu kernel/shape entries from %zu launches written to %s\n",
+                profileTimes.size(), launchCount, profile);
+  }
 
   if (dump) {
     FILE *out = std::fopen(dump, "wb");

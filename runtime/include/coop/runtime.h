@@ -84,6 +84,12 @@ int64_t coop_plan_arena_bytes(const coop_plan_t *plan);
 size_t coop_plan_launch_count(const coop_plan_t *plan);
 /* The highest arena byte any buffer of the plan reaches. */
 int64_t coop_plan_high_water_mark(const coop_plan_t *plan);
+/* Launch `index`'s kernel ("aten.addmm") and operand signatures in the
+ * cost model's profile-table form ("128xf32,1024x256xf32,256x128xf32",
+ * "-" without operands; docs/cost-model.md); NULL past the end. Owned by
+ * the plan. */
+const char *coop_plan_launch_kernel(const coop_plan_t *plan, size_t index);
+const char *coop_plan_launch_signature(const coop_plan_t *plan, size_t index);
 size_t coop_plan_argument_count(const coop_plan_t *plan);
 coop_status_t coop_plan_argument_info(const coop_plan_t *plan, size_t index,
                                       coop_tensor_info_t *out_info);
@@ -94,7 +100,8 @@ coop_status_t coop_plan_output_info(const coop_plan_t *plan, size_t index,
                                     coop_tensor_info_t *out_info);
 
 /* A session owns the arena: one allocation of the plan's arena_bytes on
- * `backend` ("cpu"). The plan must outlive the session. Arguments start
+ * `backend` ("cpu", or "cuda" in a build with the CUDA backend; a kernel
+ * the backend lacks is UNIMPLEMENTED, named, before the arena exists). The plan must outlive the session. Arguments start
  * unbound; every argument must be bound (or initialized) before a step. */
 coop_status_t coop_session_create(const coop_plan_t *plan, const char *backend,
                                   coop_session_t **out_session);
@@ -122,6 +129,15 @@ coop_status_t coop_session_init_random(coop_session_t *session, uint64_t seed);
 /* Runs `steps` training steps. No memory is allocated while they run. */
 coop_status_t coop_session_run(coop_session_t *session, int64_t steps);
 
+/* Profile mode: runs one training step in which every launch runs
+ * 1 + `repeat` times, a warm-up and `repeat` timed runs; the storages the
+ * launch writes are restored (host copies) before each run after the
+ * first, so the step computes exactly what coop_session_run computes.
+ * out_us[i] gets launch i's median time in microseconds; `count` must be
+ * coop_plan_launch_count. Allocates host memory (unlike a plain step). */
+coop_status_t coop_session_profile(coop_session_t *session, int32_t repeat,
+                                   double *out_us, size_t count);
+
 coop_status_t coop_session_read_argument(const coop_session_t *session,
                                          size_t index, void *out,
                                          size_t byte_size);
@@ -135,6 +151,9 @@ typedef struct coop_session_stats_s {
   int64_t device_allocations; /* allocations the backend has made */
   int64_t steps;              /* steps run so far */
   int64_t launches;           /* kernel launches so far */
+  double last_step_ms;        /* the last step's time on the backend's clock
+                                 (CUDA: events on its stream); in profile
+                                 mode the sum of the launches' medians */
 } coop_session_stats_t;
 void coop_session_stats(const coop_session_t *session,
                         coop_session_stats_t *out_stats);
