@@ -26,13 +26,6 @@ void PlannedStep::fail(Location loc, std::string message) {
   errorLoc = loc;
 }
 
-TensorId PlannedStep::contentOf(TensorId tensor) const {
-  const planner::Graph &graph = step.getGraph();
-  while (graph.tensors[tensor].viewOf != kNone)
-    tensor = graph.tensors[tensor].viewOf;
-  return tensor;
-}
-
 void PlannedStep::read(func::FuncOp func) {
   auto summary = func->getAttrOfType<DictionaryAttr>(CoopDialect::kPlanAttrName);
   if (!summary)
@@ -142,7 +135,7 @@ void PlannedStep::readCompute(ComputeOp compute) {
     // larger than the result when the write goes through a view.
     int64_t size = aligned(graph.tensors[tensor].bytes);
     if (std::optional<unsigned> operand = compute.getInplaceOperand(index)) {
-      TensorId overwritten = contentOf(op.inputs[*operand]);
+      TensorId overwritten = graph.contentOf(op.inputs[*operand]);
       inPlace = residentAt[overwritten] == offset;
       if (inPlace) {
         size = residentSize[overwritten];

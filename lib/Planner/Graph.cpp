@@ -195,6 +195,12 @@ TensorId Graph::storageOf(TensorId tensor) const {
   }
 }
 
+TensorId Graph::contentOf(TensorId tensor) const {
+  while (tensors[tensor].viewOf != kNone)
+    tensor = tensors[tensor].viewOf;
+  return tensor;
+}
+
 bool Graph::isPersistent(TensorId tensor) const {
   return isPersistentRole(tensors[storageOf(tensor)].role);
 }

@@ -41,12 +41,6 @@ const char *fillOf(BoxKind kind) {
   return "#000000";
 }
 
-TensorId contentOf(const Graph &graph, TensorId tensor) {
-  while (graph.tensors[tensor].viewOf != kNone)
-    tensor = graph.tensors[tensor].viewOf;
-  return tensor;
-}
-
 /// Replays the plan's allocations into boxes with lifetimes.
 void collect(const Graph &graph, const Plan &plan, const PlanOptions &options,
              std::vector<Box> *boxes, std::vector<Eviction> *evictions) {
@@ -78,7 +72,7 @@ void collect(const Graph &graph, const Plan &plan, const PlanOptions &options,
     const Op &op = graph.ops[ins.op];
     for (const Allocation &a : ins.outputs) {
       if (a.inPlace)
-        close(contentOf(graph, graph.tensors[a.tensor].previousVersion), i);
+        close(graph.contentOf(graph.tensors[a.tensor].previousVersion), i);
       BoxKind kind = graph.isPersistent(a.tensor) ? BoxKind::Persistent
                      : isExpensiveKernel(op, graph.tensors[a.tensor].bytes,
                                          options)

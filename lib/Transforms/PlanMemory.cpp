@@ -55,11 +55,6 @@ private:
   Value materialize(TensorId tensor);
   LogicalResult emitRun(const planner::Instruction &ins);
   LogicalResult emitRelease(const planner::Instruction &ins);
-  TensorId contentOf(TensorId tensor) const {
-    while (graph.tensors[tensor].viewOf != kNone)
-      tensor = graph.tensors[tensor].viewOf;
-    return tensor;
-  }
 
   func::FuncOp func;
   const StepGraph &step;
@@ -136,7 +131,7 @@ LogicalResult ScheduleBuilder::emitRun(const planner::Instruction &ins) {
     offsetOf[allocation.tensor] = allocation.offset;
     // The overwritten version no longer exists anywhere.
     if (allocation.inPlace)
-      current[contentOf(graph.tensors[allocation.tensor].previousVersion)] =
+      current[graph.contentOf(graph.tensors[allocation.tensor].previousVersion)] =
           nullptr;
   }
   SmallVector<int64_t> offsets;

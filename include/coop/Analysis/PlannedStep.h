@@ -47,7 +47,6 @@ private:
   int64_t aligned(int64_t bytes) const {
     return planner::allocationSize(bytes, alignment);
   }
-  planner::TensorId contentOf(planner::TensorId tensor) const;
 
   const StepGraph &step;
   planner::Plan plan;

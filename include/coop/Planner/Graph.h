@@ -104,6 +104,9 @@ public:
 
   /// The tensor that owns the bytes `tensor` lives in.
   TensorId storageOf(TensorId tensor) const;
+  /// The non-view value whose buffer holds `tensor`'s elements: `tensor`
+  /// itself, or the version a view (of a view ...) reads.
+  TensorId contentOf(TensorId tensor) const;
   bool isPersistent(TensorId tensor) const;
 
   std::vector<Tensor> tensors;
