@@ -5,6 +5,7 @@ optimizer update (SGD with momentum, or Adam), traced with ``make_fx`` in
 fake-tensor mode: shapes and dtypes propagate, nothing is allocated, so a
 2.7B-parameter model exports on a laptop.
 """
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -94,6 +95,37 @@ def _parameter_names(model):
     return list(names.items())
 
 
+@contextlib.contextmanager
+def _rnn_weights_follow_bindings(model):
+    """Makes nn.RNN/LSTM/GRU read the weights bound by functional_call.
+
+    RNN modules pass a cached list, `_flat_weights`, to the fused kernel.
+    torch 1.13's functional_call swaps attribute lookups but not that list,
+    so the kernel would see the module's own (real, or another mode's fake)
+    weights instead of the traced ones ("Mixing modes NYI"). A forward
+    pre-hook rebuilds the list from the bound attributes right before each
+    call; the module's own list is restored afterwards. torch 2.x updates
+    the list itself when it swaps, and the hook rebuilds it identically.
+    """
+    def refresh(module, _inputs):
+        module.__dict__["_flat_weights"] = [
+            getattr(module, name) if hasattr(module, name) else None
+            for name in module._flat_weights_names]
+
+    saved, handles = [], []
+    for module in model.modules():
+        if isinstance(module, torch.nn.RNNBase):
+            saved.append((module, module.__dict__.get("_flat_weights")))
+            handles.append(module.register_forward_pre_hook(refresh))
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+        for module, weights in saved:
+            module.__dict__["_flat_weights"] = weights
+
+
 _SHAPE_ONLY = FakeTensorMode()
 
 
@@ -168,7 +200,8 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
         for (_, names), value in zip(params, param_values):
             bindings.update({n: value for n in names})
         bindings.update({n: v for (n, _), v in zip(buffers, buffer_values)})
-        output = functional_call(model, bindings, tuple(inputs))
+        with _rnn_weights_follow_bindings(model):
+            output = functional_call(model, bindings, tuple(inputs))
         loss = loss_fn(output, *step_targets)
         grads = torch.autograd.grad(loss, param_values)
         with torch.no_grad():
@@ -185,7 +218,16 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
         if role == pb.PARAMETER:
             tensor.requires_grad_(True)
         traced_inputs.append(tensor)
-    graph_module = make_fx(step, tracing_mode="fake")(traced_inputs)
+    # oneDNN off: torch 2.x would otherwise trace an LSTM on the CPU as one
+    # opaque `mkldnn_rnn_layer` per layer and direction instead of the
+    # per-time-step aten ops (the form torch 1.13 traces), which the cost
+    # model and the runtime know.
+    mkldnn_enabled = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(False)
+    try:
+        graph_module = make_fx(step, tracing_mode="fake")(traced_inputs)
+    finally:
+        torch._C._set_mkldnn_enabled(mkldnn_enabled)
 
     builder = GraphBuilder(name, seed=seed)
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]

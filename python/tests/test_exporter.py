@@ -257,6 +257,37 @@ class ExporterTest(unittest.TestCase, GraphInvariants):
         self.assertFalse(any(t.initial_value for t in graph.tensors
                              if t.role == pb.ACTIVATION))
 
+    def test_lstm_traces_per_step_ops_with_the_bound_weights(self):
+        # nn.LSTM passes its cached `_flat_weights` to the fused kernel;
+        # the exporter must trace the weights functional_call binds (torch
+        # 1.13 otherwise mixes fake modes) and per-step aten ops (torch 2.x
+        # otherwise traces one opaque oneDNN kernel).
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+                self.head = nn.Linear(8, 2)
+
+            def forward(self, x):
+                return self.head(self.lstm(x)[0][:, -1])
+
+        model = Tagger()
+        cached = list(model.lstm._flat_weights)
+        graph = export(model, (torch.randn(2, 5, 3),), F.cross_entropy,
+                       targets=(torch.tensor([0, 1]),), initial_values=True)
+        ops = kernels(graph)
+        self.assertFalse([k for k in ops if "rnn" in k or "lstm" in k], ops)
+        self.assertEqual(ops["aten.sigmoid_"], 3 * 5 * 2)
+        self.assertEqual(ops["aten.tanh"], 5 * 2)
+        params = [t for t in graph.tensors if t.role == pb.PARAMETER]
+        self.assertEqual([t.name for t in params],
+                         [n for n, _ in model.named_parameters()])
+        # Every LSTM weight feeds the step (none is a stray constant).
+        self.assertFalse([t for t in graph.tensors if t.name.startswith("constant.")])
+        # The module's own cached list is left as it was.
+        self.assertEqual([id(w) for w in model.lstm._flat_weights],
+                         [id(w) for w in cached])
+
     def test_import_round_trip(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "cnn.pb")

@@ -2,7 +2,8 @@
 count, and every exported graph imports and verifies.
 
 The default run covers a representative subset (a CNN with batch norm, a
-transformer encoder with dropout, the tied-weight GPT-2). COOP_ZOO=all runs
+transformer encoder with dropout, the tied-weight GPT-2, the BiLSTM whose
+nn.LSTM reads cached weights). COOP_ZOO=all runs
 every model, COOP_ZOO=resnet50,unet a chosen list.
 """
 import os
@@ -14,7 +15,7 @@ import support  # noqa: F401  (skips without torch)
 from coop_export import zoo
 from coop_export.__main__ import export_zoo_model, parameter_bytes, write_graph
 
-DEFAULT_SUBSET = ("resnet50", "bert_large", "gpt2")
+DEFAULT_SUBSET = ("resnet50", "bert_large", "gpt2", "bilstm")
 
 
 def selected_models():
