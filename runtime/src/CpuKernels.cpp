@@ -900,12 +900,15 @@ Conv2d convGeometry(const Call &c, const Tensor &input, const Tensor &weight, co
   return g;
 }
 
+std::string checkTransposedConv(const Call &c, const Tensor &input, const Tensor &weight,
+                                const Tensor &out);
+
 std::string checkConv(const Call &c, const Tensor &input, const Tensor &weight,
                       const Tensor &out) {
   if (input.rank != 4 || weight.rank != 4 || out.rank != 4)
     return "only 2-D convolutions (rank-4 tensors) are implemented";
   if (c.b("transposed"))
-    return "transposed convolutions are not implemented";
+    return checkTransposedConv(c, input, weight, out);
   Conv2d g = convGeometry(c, input, weight, out);
   if (g.groups < 1 || g.C % g.groups || g.K % g.groups || weight.shape[1] * g.groups != g.C)
     return "channels and groups do not match";
@@ -924,6 +927,144 @@ float ld4(const Tensor &t, int64_t a, int64_t b, int64_t c, int64_t d) {
                         d * t.strides[3]];
 }
 
+//===----------------------------------------------------------------------===//
+// Transposed 2-D convolution (the gradient of a convolution as a layer):
+// input [N, C, H, W], weight [C, K / groups, R, S], output [N, K, OH, OW]
+// with OH = (H - 1) * stride - 2 * padding + dilation * (R - 1) +
+// output_padding + 1. Output (oh, ow) reads input (ih, iw) through tap
+// (r, s) when oh = ih * stride - padding + r * dilation.
+//===----------------------------------------------------------------------===//
+
+Conv2d transposedGeometry(const Call &c, const Tensor &input, const Tensor &weight,
+                          const Tensor &out) {
+  Conv2d g = convGeometry(c, input, weight, out);
+  g.K = weight.shape[1] * g.groups;
+  return g;
+}
+
+std::string checkTransposedConv(const Call &c, const Tensor &input, const Tensor &weight,
+                                const Tensor &out) {
+  Conv2d g = transposedGeometry(c, input, weight, out);
+  if (g.groups < 1 || g.C % g.groups || weight.shape[0] != g.C)
+    return "transposed convolution: channels and groups do not match";
+  if (g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1)
+    return "stride and dilation must be positive";
+  int64_t oph = c.listItem("output_padding", 0, 0), opw = c.listItem("output_padding", 1, 0);
+  int64_t oh = (g.H - 1) * g.sh - 2 * g.ph + g.dh * (g.R - 1) + oph + 1;
+  int64_t ow = (g.W - 1) * g.sw - 2 * g.pw + g.dw * (g.S - 1) + opw + 1;
+  if (out.shape[0] != g.N || out.shape[1] != g.K || oh != g.OH || ow != g.OW)
+    return "output " + shapeText(out) + " is not the transposed convolution of " +
+           shapeText(input) + " by " + shapeText(weight);
+  return "";
+}
+
+/// Input row of output row `o` through tap `r`, or -1 if none.
+inline int64_t transposedSource(int64_t o, int64_t r, int64_t stride, int64_t pad,
+                                int64_t dil, int64_t size) {
+  int64_t t = o + pad - r * dil;
+  if (t < 0 || t % stride)
+    return -1;
+  t /= stride;
+  return t < size ? t : -1;
+}
+
+void runTransposedConvolution(const Call &c) {
+  const Tensor &x = *c.tensor(0), &w = *c.tensor(1), &out = c.out(0);
+  const Tensor *bias = c.tensor(2);
+  Conv2d g = transposedGeometry(c, x, w, out);
+  int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
+  float *o = outf(out);
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t k = 0; k < g.K; ++k) {
+      int64_t group = k / kpg, kk = k % kpg;
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          double sum = bias ? at1(bias, k, 0) : 0;
+          for (int64_t ci = 0; ci < cpg; ++ci)
+            for (int64_t r = 0; r < g.R; ++r) {
+              int64_t ih = transposedSource(oh, r, g.sh, g.ph, g.dh, g.H);
+              if (ih < 0)
+                continue;
+              for (int64_t s = 0; s < g.S; ++s) {
+                int64_t iw = transposedSource(ow, s, g.sw, g.pw, g.dw, g.W);
+                if (iw < 0)
+                  continue;
+                int64_t ch = group * cpg + ci;
+                sum += double(ld4(x, n, ch, ih, iw)) * ld4(w, ch, kk, r, s);
+              }
+            }
+          o[((n * g.K + k) * g.OH + oh) * g.OW + ow] = static_cast<float>(sum);
+        }
+    }
+}
+
+void runTransposedConvolutionBackward(const Call &c) {
+  const Tensor &go = *c.tensor(0), &x = *c.tensor(1), &w = *c.tensor(2);
+  Conv2d g = transposedGeometry(c, x, w, go);
+  int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
+  int outs[3];
+  maskedOutputs(c, outs);
+  if (outs[0] >= 0) { // an ordinary convolution of grad_output
+    float *dx = outf(c.out(outs[0]));
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t ch = 0; ch < g.C; ++ch) {
+        int64_t group = ch / cpg;
+        for (int64_t ih = 0; ih < g.H; ++ih)
+          for (int64_t iw = 0; iw < g.W; ++iw) {
+            double sum = 0;
+            for (int64_t kk = 0; kk < kpg; ++kk)
+              for (int64_t r = 0; r < g.R; ++r) {
+                int64_t oh = ih * g.sh - g.ph + r * g.dh;
+                if (oh < 0 || oh >= g.OH)
+                  continue;
+                for (int64_t s = 0; s < g.S; ++s) {
+                  int64_t ow = iw * g.sw - g.pw + s * g.dw;
+                  if (ow < 0 || ow >= g.OW)
+                    continue;
+                  sum += double(ld4(go, n, group * kpg + kk, oh, ow)) * ld4(w, ch, kk, r, s);
+                }
+              }
+            dx[((n * g.C + ch) * g.H + ih) * g.W + iw] = static_cast<float>(sum);
+          }
+      }
+  }
+  if (outs[1] >= 0) {
+    float *dw = outf(c.out(outs[1]));
+    for (int64_t ch = 0; ch < g.C; ++ch) {
+      int64_t group = ch / cpg;
+      for (int64_t kk = 0; kk < kpg; ++kk)
+        for (int64_t r = 0; r < g.R; ++r)
+          for (int64_t s = 0; s < g.S; ++s) {
+            double sum = 0;
+            for (int64_t n = 0; n < g.N; ++n)
+              for (int64_t ih = 0; ih < g.H; ++ih) {
+                int64_t oh = ih * g.sh - g.ph + r * g.dh;
+                if (oh < 0 || oh >= g.OH)
+                  continue;
+                for (int64_t iw = 0; iw < g.W; ++iw) {
+                  int64_t ow = iw * g.sw - g.pw + s * g.dw;
+                  if (ow < 0 || ow >= g.OW)
+                    continue;
+                  sum += double(ld4(x, n, ch, ih, iw)) * ld4(go, n, group * kpg + kk, oh, ow);
+                }
+              }
+            dw[((ch * kpg + kk) * g.R + r) * g.S + s] = static_cast<float>(sum);
+          }
+    }
+  }
+  if (outs[2] >= 0) {
+    float *db = outf(c.out(outs[2]));
+    for (int64_t k = 0; k < g.K; ++k) {
+      double sum = 0;
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          for (int64_t ow = 0; ow < g.OW; ++ow)
+            sum += ld4(go, n, k, oh, ow);
+      db[k] = static_cast<float>(sum);
+    }
+  }
+}
+
 // convolution(input, weight, bias?, stride, padding, dilation, transposed,
 // output_padding, groups)
 std::string prepareConvolution(const Signature &sig) {
@@ -934,6 +1075,8 @@ std::string prepareConvolution(const Signature &sig) {
 }
 
 void runConvolution(const Call &c) {
+  if (c.b("transposed"))
+    return runTransposedConvolution(c);
   const Tensor &x = *c.tensor(0), &w = *c.tensor(1), &out = c.out(0);
   const Tensor *bias = c.tensor(2);
   Conv2d g = convGeometry(c, x, w, out);
@@ -973,6 +1116,8 @@ std::string prepareConvolutionBackward(const Signature &sig) {
 }
 
 void runConvolutionBackward(const Call &c) {
+  if (c.b("transposed"))
+    return runTransposedConvolutionBackward(c);
   const Tensor &go = *c.tensor(0), &x = *c.tensor(1), &w = *c.tensor(2);
   Conv2d g = convGeometry(c, x, w, go);
   int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
@@ -1191,6 +1336,321 @@ void runEmbeddingBackward(const Call &c) {
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrent nets: sigmoid, tanh and their backward kernels
+//===----------------------------------------------------------------------===//
+
+float sigmoidf(float a) { return 1.f / (1.f + std::exp(-a)); }
+void runSigmoid(const Call &c) { map1(c, sigmoidf); }
+void runTanh(const Call &c) { map1(c, [](float a) { return std::tanh(a); }); }
+// sigmoid_backward(grad_output, output): grad * (1 - y) * y, as ATen.
+void runSigmoidBackward(const Call &c) {
+  map2(c, [](float g, float y) { return g * (1.f - y) * y; });
+}
+// tanh_backward(grad_output, output): grad * (1 - y * y).
+void runTanhBackward(const Call &c) {
+  map2(c, [](float g, float y) { return g * (1.f - y * y); });
+}
+
+//===----------------------------------------------------------------------===//
+// Joining, splitting and scattering back (copies between strided views)
+//===----------------------------------------------------------------------===//
+
+/// Copies `src` element by element into the strided view `dst` of the
+/// same shape.
+void copyStrided(const Tensor &dst, const Tensor &src) {
+  int64_t width = elementSize(src.dtype), n = src.numel();
+  Walk w(src);
+  int is = w.add(src), id = w.add(dst);
+  for (int64_t i = 0; i < n; ++i, w.next())
+    std::memcpy(dst.data + w.off[id] * width, src.data + w.off[is] * width, width);
+}
+
+/// `t` restricted to [start, start + count) along `dim`, every `step`th.
+Tensor narrowed(const Tensor &t, int dim, int64_t start, int64_t count, int64_t step = 1) {
+  Tensor v = t;
+  v.data += start * t.strides[dim] * elementSize(t.dtype);
+  v.shape[dim] = count;
+  v.strides[dim] *= step;
+  return v;
+}
+
+/// The inputs a Tensor[] parameter names (its operand list), or, with
+/// positional operands, all inputs in order. Returns the count.
+int listInputs(const Call &c, std::string_view name, const Tensor **out) {
+  const coop_pb::Value *list = c.arg(name);
+  int n = 0;
+  if (list && list->kind_case() == coop_pb::Value::kList) {
+    for (const coop_pb::Value &item : list->list().items())
+      if (item.kind_case() == coop_pb::Value::kOperand && n < kMaxOperands)
+        out[n++] = &c.inputs[item.operand()];
+    return n;
+  }
+  for (; n < c.numInputs && n < kMaxOperands; ++n)
+    out[n] = &c.inputs[n];
+  return n;
+}
+
+// cat(Tensor[] tensors, dim) and stack(Tensor[] tensors, dim).
+template <bool Stack> std::string prepareJoin(const Signature &sig) {
+  if (sig.call.numOutputs != 1)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs, expected 1";
+  const Tensor *ins[kMaxOperands];
+  int n = listInputs(sig.call, "tensors", ins);
+  if (n == 0)
+    return "has no tensors to join";
+  const Tensor &out = sig.outputs[0];
+  int dim = normDim(sig.call.i("dim", 0), Stack ? out.rank : out.rank);
+  if (dim < 0 || dim >= out.rank)
+    return "dim " + std::to_string(sig.call.i("dim", 0)) + " is outside output " +
+           shapeText(out);
+  int64_t total = 0;
+  for (int k = 0; k < n; ++k) {
+    const Tensor &t = *ins[k];
+    if (t.dtype != out.dtype)
+      return "input #" + std::to_string(k) + " is " + dtypeName(t.dtype) + ", output " +
+             dtypeName(out.dtype);
+    if (t.rank + (Stack ? 1 : 0) != out.rank)
+      return "input #" + std::to_string(k) + " " + shapeText(t) + " does not join into " +
+             shapeText(out);
+    for (int d = 0, e = 0; d < out.rank; ++d) {
+      if (d == dim) {
+        total += Stack ? 1 : t.shape[e];
+        e += Stack ? 0 : 1;
+        continue;
+      }
+      if (t.shape[e++] != out.shape[d])
+        return "input #" + std::to_string(k) + " " + shapeText(t) + " does not join into " +
+               shapeText(out) + " along dim " + std::to_string(dim);
+    }
+  }
+  if (total != out.shape[dim])
+    return "inputs add up to " + std::to_string(total) + " along dim " + std::to_string(dim) +
+           ", output " + shapeText(out);
+  return "";
+}
+
+/// The contiguous strides of `t`'s shape.
+Tensor contiguousLike(const Tensor &t) {
+  Tensor v = t;
+  int64_t stride = 1;
+  for (int d = t.rank - 1; d >= 0; --d) {
+    v.strides[d] = stride;
+    stride *= t.shape[d];
+  }
+  return v;
+}
+
+template <bool Stack> void runJoin(const Call &c) {
+  const Tensor *ins[kMaxOperands];
+  int n = listInputs(c, "tensors", ins);
+  Tensor out = contiguousLike(c.out(0));
+  int dim = normDim(c.i("dim", 0), out.rank);
+  int64_t at = 0;
+  for (int k = 0; k < n; ++k) {
+    const Tensor &t = *ins[k];
+    if (Stack) {
+      // The output's slice at `at` along dim, with dim removed.
+      Tensor slice = narrowed(out, dim, at++, 1);
+      for (int d = dim; d + 1 < out.rank; ++d) {
+        slice.shape[d] = slice.shape[d + 1];
+        slice.strides[d] = slice.strides[d + 1];
+      }
+      slice.rank = out.rank - 1;
+      copyStrided(slice, t);
+    } else {
+      copyStrided(narrowed(out, dim, at, t.shape[dim]), t);
+      at += t.shape[dim];
+    }
+  }
+}
+
+// split.Tensor / unsafe_split.Tensor(self, split_size, dim) and
+// split_with_sizes: every output is a contiguous copy of its piece.
+std::string prepareSplit(const Signature &sig) {
+  TRY(needTensor(sig, 0, "self", coop_pb::DTYPE_UNSPECIFIED));
+  const Tensor &self = *sig.call.tensor(0);
+  int dim = normDim(sig.call.i("dim", 0), self.rank);
+  if (dim < 0 || dim >= self.rank)
+    return "dim is outside self " + shapeText(self);
+  int64_t total = 0;
+  for (int o = 0; o < sig.call.numOutputs; ++o) {
+    const Tensor &out = sig.outputs[o];
+    if (out.dtype != self.dtype || out.rank != self.rank)
+      return "output #" + std::to_string(o) + " " + shapeText(out) +
+             " is not a piece of self " + shapeText(self);
+    for (int d = 0; d < self.rank; ++d)
+      if (d != dim && out.shape[d] != self.shape[d])
+        return "output #" + std::to_string(o) + " " + shapeText(out) +
+               " is not a piece of self " + shapeText(self);
+    total += out.shape[dim];
+  }
+  if (total != self.shape[dim])
+    return "outputs cover " + std::to_string(total) + " of self's " +
+           std::to_string(self.shape[dim]) + " along dim " + std::to_string(dim);
+  return "";
+}
+
+void runSplit(const Call &c) {
+  const Tensor &self = *c.tensor(0);
+  int dim = normDim(c.i("dim", 0), self.rank);
+  int64_t at = 0;
+  for (int o = 0; o < c.numOutputs; ++o) {
+    const Tensor &out = c.out(o);
+    copyTensor(out, narrowed(self, dim, at, out.shape[dim]));
+    at += out.shape[dim];
+  }
+}
+
+/// (start, count, step) of slice_backward's / select_backward's window in
+/// the input of size `size`, as ATen clamps them; false when empty/invalid.
+struct Window {
+  int64_t start, count, step;
+};
+Window sliceWindow(const Call &c, int64_t size) {
+  int64_t start = c.has("start") ? c.i("start") : 0;
+  int64_t end = c.has("end") ? c.i("end") : size;
+  int64_t step = c.i("step", 1);
+  if (start < 0)
+    start += size;
+  if (end < 0)
+    end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  return {start, step > 0 ? (end - start + step - 1) / step : 0, step};
+}
+
+/// slice_backward(grad_output, input_sizes, dim, start, end, step) and
+/// select_backward(grad_output, input_sizes, dim, index): zeros of
+/// input_sizes with grad_output written into the window.
+template <bool Select> std::string prepareScatterBack(const Signature &sig) {
+  TRY(expect(sig, 1));
+  TRY(needTensor(sig, 0, "grad_output"));
+  const Tensor &g = *sig.call.tensor(0), &out = sig.outputs[0];
+  int64_t sizes[kMaxRank];
+  int rank = sig.call.ints("input_sizes", sizes, kMaxRank);
+  if (rank != out.rank || !std::equal(sizes, sizes + rank, out.shape))
+    return "input_sizes do not match output " + shapeText(out);
+  int dim = normDim(sig.call.i("dim", 0), out.rank);
+  if (dim < 0 || dim >= out.rank)
+    return "dim is outside output " + shapeText(out);
+  if (Select) {
+    int64_t index = sig.call.i("index", 0);
+    if (index < -out.shape[dim] || index >= out.shape[dim])
+      return "index " + std::to_string(index) + " is outside dim " + std::to_string(dim) +
+             " of " + shapeText(out);
+    if (g.rank + 1 != out.rank)
+      return "grad_output " + shapeText(g) + " is not a selection of " + shapeText(out);
+    for (int d = 0, e = 0; d < out.rank; ++d)
+      if (d != dim && g.shape[e++] != out.shape[d])
+        return "grad_output " + shapeText(g) + " is not a selection of " + shapeText(out);
+    return "";
+  }
+  if (sig.call.i("step", 1) < 1)
+    return "step must be positive";
+  Window w = sliceWindow(sig.call, out.shape[dim]);
+  if (g.rank != out.rank)
+    return "grad_output " + shapeText(g) + " is not a slice of " + shapeText(out);
+  for (int d = 0; d < out.rank; ++d)
+    if (g.shape[d] != (d == dim ? w.count : out.shape[d]))
+      return "grad_output " + shapeText(g) + " is not the slice of " + shapeText(out);
+  return "";
+}
+
+template <bool Select> void runScatterBack(const Call &c) {
+  const Tensor &g = *c.tensor(0);
+  Tensor out = contiguousLike(c.out(0));
+  std::fill_n(outf(out), out.numel(), 0.f);
+  int dim = normDim(c.i("dim", 0), out.rank);
+  if (Select) {
+    int64_t index = c.i("index", 0);
+    Tensor slice = narrowed(out, dim, index < 0 ? index + out.shape[dim] : index, 1);
+    for (int d = dim; d + 1 < out.rank; ++d) {
+      slice.shape[d] = slice.shape[d + 1];
+      slice.strides[d] = slice.strides[d + 1];
+    }
+    slice.rank = out.rank - 1;
+    copyStrided(slice, g);
+    return;
+  }
+  Window w = sliceWindow(c, out.shape[dim]);
+  copyStrided(narrowed(out, dim, w.start, w.count, w.step), g);
+}
+
+//===----------------------------------------------------------------------===//
+// Per-pixel loss: nll_loss2d (self [N, C, H, W], target [N, H, W])
+//===----------------------------------------------------------------------===//
+
+std::string prepareNll2d(const Signature &sig, int selfParam, int targetParam, int outputs) {
+  TRY(expect(sig, outputs));
+  TRY(needTensor(sig, selfParam, "self"));
+  TRY(needTensor(sig, targetParam, "target", coop_pb::INT64));
+  const Tensor &self = *sig.call.tensor(selfParam), &target = *sig.call.tensor(targetParam);
+  if (self.rank != 4 || target.rank != 3 || target.shape[0] != self.shape[0] ||
+      target.shape[1] != self.shape[2] || target.shape[2] != self.shape[3])
+    return "self " + shapeText(self) + " and target " + shapeText(target) +
+           " are not [N, C, H, W] and [N, H, W]";
+  int64_t reduction = sig.call.i("reduction", 1);
+  if (reduction != 1 && reduction != 2)
+    return "reduction " + std::to_string(reduction) + " is not implemented (mean or sum)";
+  return "";
+}
+
+std::string prepareNll2dForward(const Signature &sig) {
+  TRY(prepareNll2d(sig, 0, 1, 2));
+  if (sig.call.tensor(2))
+    return "class weights are not implemented";
+  return "";
+}
+std::string prepareNll2dBackward(const Signature &sig) {
+  TRY(prepareNll2d(sig, 1, 2, 1));
+  if (sig.call.tensor(3))
+    return "class weights are not implemented";
+  TRY(needTensor(sig, 0, "grad_output"));
+  TRY(needTensor(sig, 4, "total_weight"));
+  return "";
+}
+
+void runNll2dForward(const Call &c) {
+  const Tensor &self = *c.tensor(0), &target = *c.tensor(1);
+  int64_t ignore = c.i("ignore_index", -100);
+  int64_t N = self.shape[0], C = self.shape[1], H = self.shape[2], W = self.shape[3];
+  double sum = 0, count = 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t w = 0; w < W; ++w) {
+        int64_t t = ldi(target, n * target.strides[0] + h * target.strides[1] +
+                                    w * target.strides[2]);
+        if (t == ignore || t < 0 || t >= C)
+          continue;
+        sum -= ld4(self, n, t, h, w);
+        count += 1;
+      }
+  bool mean = c.i("reduction", 1) == 1;
+  outf(c.out(0))[0] = static_cast<float>(mean ? sum / count : sum);
+  outf(c.out(1))[0] = static_cast<float>(count);
+}
+
+void runNll2dBackward(const Call &c) {
+  const Tensor &g = *c.tensor(0), &self = *c.tensor(1), &target = *c.tensor(2),
+               &total = *c.tensor(4), &out = c.out(0);
+  int64_t ignore = c.i("ignore_index", -100);
+  int64_t N = self.shape[0], C = self.shape[1], H = self.shape[2], W = self.shape[3];
+  float *o = outf(out);
+  std::fill_n(o, out.numel(), 0.f);
+  float scale = ldf(g, 0);
+  if (c.i("reduction", 1) == 1)
+    scale /= ldf(total, 0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t w = 0; w < W; ++w) {
+        int64_t t = ldi(target, n * target.strides[0] + h * target.strides[1] +
+                                    w * target.strides[2]);
+        if (t != ignore && t >= 0 && t < C)
+          o[((n * C + t) * H + h) * W + w] = -scale;
+      }
+}
+
+//===----------------------------------------------------------------------===//
 // The registry
 //===----------------------------------------------------------------------===//
 
@@ -1222,13 +1682,13 @@ const std::vector<KernelDef> &registry() {
     add("aten.addcmul", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcmul);
     add("aten.addcdiv_", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcdiv);
     add("aten.addcdiv", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcdiv);
-    // Fills: the *_like ones read only their input's shape.
-    for (const char *name : {"aten.zeros_like", "aten.empty_like"})
+    // Fills: the *_like and new_* ones read only their input's shape.
+    for (const char *name : {"aten.zeros_like", "aten.empty_like", "aten.new_zeros",
+                             "aten.new_empty"})
       add(name, {"self"}, prepareFill, runZeros);
     add("aten.ones_like", {"self"}, prepareFill, runOnes);
     add("aten.full_like", {"self"}, prepareFill, runFull);
-    for (const char *name : {"aten.zeros", "aten.empty.memory_format", "aten.new_zeros",
-                             "aten.new_empty"})
+    for (const char *name : {"aten.zeros", "aten.empty.memory_format"})
       add(name, {}, prepareFill, runZeros);
     add("aten.ones", {}, prepareFill, runOnes);
     add("aten.full", {}, prepareFill, runFull);
@@ -1273,7 +1733,31 @@ const std::vector<KernelDef> &registry() {
         {"grad_out", "input", "weight?", "running_mean?", "running_var?", "save_mean?",
          "save_invstd?"},
         prepareBatchNormBackward, runBatchNormBackward);
-    // Convolution, pooling, embedding.
+    // Recurrent nets.
+    for (const char *name : {"aten.sigmoid", "aten.sigmoid_"})
+      add(name, {"self"}, prepareElementwise<1>, runSigmoid);
+    for (const char *name : {"aten.tanh", "aten.tanh_"})
+      add(name, {"self"}, prepareElementwise<1>, runTanh);
+    add("aten.sigmoid_backward", {"grad_output", "output"}, prepareElementwise<2>,
+        runSigmoidBackward);
+    add("aten.tanh_backward", {"grad_output", "output"}, prepareElementwise<2>,
+        runTanhBackward);
+    // Joining, splitting, scattering gradients back.
+    add("aten.cat", {"tensors[]"}, prepareJoin<false>, runJoin<false>);
+    add("aten.stack", {"tensors[]"}, prepareJoin<true>, runJoin<true>);
+    for (const char *name : {"aten.split.Tensor", "aten.unsafe_split.Tensor",
+                             "aten.split_with_sizes", "aten.unsafe_split_with_sizes"})
+      add(name, {"self"}, prepareSplit, runSplit);
+    add("aten.select_backward", {"grad_output"}, prepareScatterBack<true>,
+        runScatterBack<true>);
+    add("aten.slice_backward", {"grad_output"}, prepareScatterBack<false>,
+        runScatterBack<false>);
+    add("aten.nll_loss2d_forward", {"self", "target", "weight?"}, prepareNll2dForward,
+        runNll2dForward);
+    add("aten.nll_loss2d_backward",
+        {"grad_output", "self", "target", "weight?", "total_weight"}, prepareNll2dBackward,
+        runNll2dBackward);
+    // Convolution (also transposed), pooling, embedding.
     add("aten.convolution", {"input", "weight", "bias?"}, prepareConvolution, runConvolution);
     add("aten.convolution_backward", {"grad_output", "input", "weight"},
         prepareConvolutionBackward, runConvolutionBackward);
@@ -1283,6 +1767,9 @@ const std::vector<KernelDef> &registry() {
     add("aten.embedding", {"weight", "indices"}, prepareEmbedding, runEmbedding);
     add("aten.embedding_dense_backward", {"grad_output", "indices"}, prepareEmbeddingBackward,
         runEmbeddingBackward);
+    // The rest of the zoo's kernels (CpuKernelsMore.cpp).
+    for (KernelDef &more : moreCpuKernels())
+      k.push_back(std::move(more));
     return k;
   }();
   return kernels;

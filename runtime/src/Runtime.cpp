@@ -200,6 +200,10 @@ bool isOperandValue(const coop_pb::Value &value) {
   return true;
 }
 
+bool isListParam(const std::string &name) {
+  return name.size() > 2 && name.compare(name.size() - 2, 2, "[]") == 0;
+}
+
 /// Maps the kernel's schema tensor parameters to inputs: by name where the
 /// plan gives tensor arguments as operand indices, else positionally in
 /// schema order (a parameter whose argument is None or a scalar takes no
@@ -215,6 +219,21 @@ std::string resolveParams(const KernelDef &kernel, LaunchInfo &launch) {
   if (named) {
     for (size_t p = 0; p < kernel.params.size(); ++p) {
       std::string name = kernel.params[p];
+      if (isListParam(name)) {
+        // A Tensor[] parameter (cat's `tensors`): a list of operand
+        // indices that the kernel reads from its arguments.
+        auto it = launch.args.find(name.substr(0, name.size() - 2));
+        if (it == launch.args.end() || !isOperandValue(it->second))
+          return "tensor list argument '" + name + "' is missing";
+        for (const coop_pb::Value &item : it->second.list().items()) {
+          if (item.kind_case() != coop_pb::Value::kOperand || item.operand() < 0 ||
+              item.operand() >= numInputs)
+            return "tensor list argument '" + name + "' names an operand outside the " +
+                   std::to_string(numInputs) + " inputs";
+          used[item.operand()] = true;
+        }
+        continue;
+      }
       if (!name.empty() && name.back() == '?')
         name.pop_back();
       auto it = launch.args.find(name);
@@ -232,6 +251,8 @@ std::string resolveParams(const KernelDef &kernel, LaunchInfo &launch) {
     std::vector<int> state(kernel.params.size()); // 0 none, 1 required, 2 maybe
     for (size_t p = 0; p < kernel.params.size(); ++p) {
       std::string name = kernel.params[p];
+      if (isListParam(name))
+        continue; // state 0: takes what the others leave (below)
       bool optional = !name.empty() && name.back() == '?';
       if (optional)
         name.pop_back();
@@ -244,6 +265,13 @@ std::string resolveParams(const KernelDef &kernel, LaunchInfo &launch) {
     }
     int spare = numInputs - required, next = 0;
     for (size_t p = 0; p < kernel.params.size(); ++p) {
+      if (isListParam(kernel.params[p])) {
+        // Positional operands: a Tensor[] parameter takes every remaining
+        // input (the kernel then reads all of them in order).
+        for (; next < numInputs; ++next)
+          used[next] = true;
+        continue;
+      }
       if (state[p] == 0 || (state[p] == 2 && spare-- <= 0))
         continue;
       if (next >= numInputs)

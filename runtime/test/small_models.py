@@ -167,6 +167,46 @@ class Transformer(nn.Module):
         return self.head(x)
 
 
+class UNet(nn.Module):
+    """A two-level U-Net: double 3x3 convolutions with batch norm and ReLU,
+    max-pool down, a stride-2 transposed convolution up, the skip
+    concatenated on the channels, a 1x1 convolution to per-pixel classes."""
+
+    @staticmethod
+    def double(cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+                             nn.ReLU(inplace=True),
+                             nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+                             nn.ReLU(inplace=True))
+
+    def __init__(self, cin=3, width=4, classes=3):
+        super().__init__()
+        self.inc = self.double(cin, width)
+        self.down = self.double(width, 2 * width)
+        self.up = nn.ConvTranspose2d(2 * width, width, 2, stride=2)
+        self.conv = self.double(2 * width, width)
+        self.outc = nn.Conv2d(width, classes, 1)
+
+    def forward(self, x):
+        skip = self.inc(x)
+        x = self.up(self.down(F.max_pool2d(skip, 2)))
+        return self.outc(self.conv(torch.cat([skip, x], dim=1)))
+
+
+class LSTM(nn.Module):
+    """A one-layer LSTM over a few time steps (unrolled by the exporter into
+    per-step matmuls and gates), classifying from the last step."""
+
+    def __init__(self, inputs=8, hidden=16, classes=5):
+        super().__init__()
+        self.lstm = nn.LSTM(inputs, hidden, num_layers=2, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1])
+
+
 def _lm_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
@@ -183,10 +223,16 @@ def build(name):
     if name == "transformer":
         return (Transformer(seq=32), (torch.randint(0, 50, (8, 32)),),
                 (torch.randint(0, 50, (8, 32)),), _lm_loss, "adam")
+    if name == "unet":
+        return (UNet(), (torch.randn(4, 3, 16, 16),), (torch.randint(0, 3, (4, 16, 16)),),
+                F.cross_entropy, "sgd")
+    if name == "lstm":
+        return (LSTM(), (torch.randn(64, 8, 8),), (torch.randint(0, 5, (64,)),),
+                F.cross_entropy, "adam")
     raise KeyError(name)
 
 
-MODELS = ("mlp", "resnet", "transformer")
+MODELS = ("mlp", "resnet", "transformer", "unet", "lstm")
 SEED = 7  # the random kernels' stream
 
 

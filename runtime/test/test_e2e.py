@@ -202,6 +202,12 @@ class EndToEnd(unittest.TestCase):
     def test_transformer_matches_torch(self):
         self.check_against_torch("transformer")
 
+    def test_unet_matches_torch(self):
+        self.check_against_torch("unet")
+
+    def test_lstm_matches_torch(self):
+        self.check_against_torch("lstm")
+
     def test_mlp_bit_identical(self):
         self.check_bit_identical("mlp")
 
@@ -210,6 +216,12 @@ class EndToEnd(unittest.TestCase):
 
     def test_transformer_bit_identical(self):
         self.check_bit_identical("transformer")
+
+    def test_unet_bit_identical(self):
+        self.check_bit_identical("unet")
+
+    def test_lstm_bit_identical(self):
+        self.check_bit_identical("lstm")
 
 
 class BundledModel(unittest.TestCase):
