@@ -12,6 +12,10 @@
 // RUN: gzip -dc %coop_src_root/models/zoo/bert_large.pb.gz | coop-translate --import-training-graph | coop-opt --coop-annotate-costs --coop-compile="ratio=0.5" | coop-translate --coop-rt-to-plan -o %t.bert_large.plan
 // RUN: gzip -dc %coop_src_root/models/zoo/gpt2.pb.gz | coop-translate --import-training-graph | coop-opt --coop-annotate-costs --coop-compile="ratio=0.5" | coop-translate --coop-rt-to-plan -o %t.gpt2.plan
 // RUN: gzip -dc %coop_src_root/models/zoo/gpt3_2.7b.pb.gz | coop-translate --import-training-graph | coop-opt --coop-annotate-costs --coop-compile="ratio=0.5" | coop-translate --coop-rt-to-plan -o %t.gpt3.plan
+// The BiLSTM imports, verifies and gets its costs, but does not plan at 0.5
+// yet: every policy runs out of contiguous room for its 1 GiB gate
+// projections (all 128 time steps at once); see docs/exporter.md.
+// RUN: gzip -dc %coop_src_root/models/zoo/bilstm.pb.gz | coop-translate --import-training-graph | coop-opt --coop-annotate-costs --coop-memory-stats -o /dev/null | FileCheck %s --check-prefix=BILSTM
 
 // Batch norm is recomputed for its normalized output: the running
 // statistics it updated go to scratch (buffers other than the arguments'),
@@ -21,3 +25,6 @@
 // RESNET: coop_rt.argument 0 "conv1.weight" <parameter>
 // RESNET: coop_rt.argument {{[0-9]+}} "bn1.running_mean" <buffer> <offset = [[MEAN:[0-9]+]],
 // RESNET: coop_rt.launch "aten.native_batch_norm"({{.*}}) -> ({{.*}}) {{{.*}}recompute_of = {{[0-9]+}}
+
+// BILSTM-LABEL: coop-memory-stats @bilstm_train_step
+// BILSTM: ops: 12372
