@@ -226,8 +226,8 @@ std::string resolveParams(const KernelDef &kernel, LaunchInfo &launch) {
         if (it == launch.args.end() || !isOperandValue(it->second))
           return "tensor list argument '" + name + "' is missing";
         for (const coop_pb::Value &item : it->second.list().items()) {
-          if (item.kind_case() != coop_pb::Value::kOperand || item.operand() < 0 ||
-              item.operand() >= numInputs)
+          if (item.kind_case() != coop_pb::Value::kOperand ||
+              static_cast<int64_t>(item.operand()) >= numInputs)
             return "tensor list argument '" + name + "' names an operand outside the " +
                    std::to_string(numInputs) + " inputs";
           used[item.operand()] = true;

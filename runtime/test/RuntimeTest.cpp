@@ -323,6 +323,80 @@ TEST(Runtime, CopiesOnWriteAndReadsStridedInputs) {
   EXPECT_EQ(readArgument(l, 0, 4), (std::vector<float>{11, 16, 17, 24}));
 }
 
+/// Gives `launch` a Tensor[] argument `name` naming `operands`.
+void setOperandList(coop_pb::Launch *launch, const char *name, std::vector<int> operands) {
+  coop_pb::Argument *arg = launch->add_tensor_args();
+  arg->set_name(name);
+  for (int operand : operands)
+    arg->mutable_value()->mutable_list()->add_items()->set_operand(operand);
+}
+
+TEST(Runtime, CatAndStackReadTheirOperandListInOrder) {
+  // a [2, 2] at 0, b [2, 2] at 16; cat([b, a], dim 1) -> [2, 4] at 32;
+  // stack([a, b], dim 0) -> [2, 2, 2] at 64, with b read transposed.
+  auto makePlan = [](std::vector<int> catOperands, std::vector<int64_t> catShape) {
+    coop_pb::Plan plan;
+    plan.set_format_version(1);
+    plan.set_name("join");
+    plan.set_arena_bytes(96);
+    addArgument(plan, "a", coop_pb::INPUT, 0, {2, 2});
+    addArgument(plan, "b", coop_pb::INPUT, 16, {2, 2});
+    coop_pb::Launch *cat = plan.add_launches();
+    cat->set_kernel("aten.cat");
+    setBuffer(cat->add_inputs(), 0, {2, 2});
+    setBuffer(cat->add_inputs(), 16, {2, 2});
+    setBuffer(cat->add_outputs(), 32, catShape);
+    setOperandList(cat, "tensors", catOperands);
+    coop_pb::Argument *dim = cat->add_args();
+    dim->set_name("dim");
+    dim->mutable_value()->set_int_value(1);
+    coop_pb::Launch *stack = plan.add_launches();
+    stack->set_kernel("aten.stack");
+    setBuffer(stack->add_inputs(), 0, {2, 2});
+    setBuffer(stack->add_inputs(), 16, {2, 2}, coop_pb::FLOAT32, {1, 2});
+    setBuffer(stack->add_outputs(), 64, {2, 2, 2});
+    setOperandList(stack, "tensors", {0, 1});
+    setBuffer(plan.add_outputs(), 32, catShape);
+    setBuffer(plan.add_outputs(), 64, {2, 2, 2});
+    return plan;
+  };
+  {
+    Loaded l;
+    Status s = load(makePlan({1, 0}, {2, 4}), l);
+    ASSERT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+    ASSERT_EQ(Status(coop_session_create(l.plan, "cpu", &l.session)).code(), COOP_STATUS_OK);
+    int64_t shape[2] = {2, 2};
+    std::vector<float> a = {1, 2, 3, 4}, b = {5, 6, 7, 8};
+    ASSERT_EQ(coop_session_bind_argument(l.session, 0, COOP_DTYPE_FLOAT32, 2, shape, a.data(), 16),
+              nullptr);
+    ASSERT_EQ(coop_session_bind_argument(l.session, 1, COOP_DTYPE_FLOAT32, 2, shape, b.data(), 16),
+              nullptr);
+    ASSERT_EQ(coop_session_run(l.session, 1), nullptr);
+    std::vector<float> cat(8);
+    ASSERT_EQ(coop_session_read_output(l.session, 0, cat.data(), 32), nullptr);
+    EXPECT_EQ(cat, (std::vector<float>{5, 6, 1, 2, 7, 8, 3, 4}));
+    std::vector<float> stack(8);
+    ASSERT_EQ(coop_session_read_output(l.session, 1, stack.data(), 32), nullptr);
+    EXPECT_EQ(stack, (std::vector<float>{1, 2, 3, 4, 5, 7, 6, 8})); // a, then b^T
+  }
+  {
+    Loaded l;
+    Status s = load(makePlan({0, 3}, {2, 4}), l);
+    EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN);
+    EXPECT_NE(s.message().find("names an operand outside the 2 inputs"), std::string::npos)
+        << s.message();
+  }
+  {
+    Loaded l;
+    Status s = load(makePlan({0, 1}, {2, 3}), l);
+    EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN);
+    EXPECT_NE(s.message().find("aten.cat"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("inputs add up to 4 along dim 1, output [2,3]"),
+              std::string::npos)
+        << s.message();
+  }
+}
+
 TEST(Runtime, RecomputedDropoutRedrawsItsMask) {
   // Two native_dropout launches with one rng key, into different buffers:
   // the second (a recomputation) must be bit-identical.
