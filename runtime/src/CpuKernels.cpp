@@ -1374,6 +1374,17 @@ Tensor narrowed(const Tensor &t, int dim, int64_t start, int64_t count, int64_t 
   return v;
 }
 
+/// `t`'s slice at `index` along `dim`, with that dimension removed.
+Tensor selected(const Tensor &t, int dim, int64_t index) {
+  Tensor v = narrowed(t, dim, index, 1);
+  for (int d = dim; d + 1 < t.rank; ++d) {
+    v.shape[d] = v.shape[d + 1];
+    v.strides[d] = v.strides[d + 1];
+  }
+  v.rank = t.rank - 1;
+  return v;
+}
+
 /// The inputs a Tensor[] parameter names (its operand list), or, with
 /// positional operands, all inputs in order. Returns the count.
 int listInputs(const Call &c, std::string_view name, const Tensor **out) {
@@ -1449,14 +1460,7 @@ template <bool Stack> void runJoin(const Call &c) {
   for (int k = 0; k < n; ++k) {
     const Tensor &t = *ins[k];
     if (Stack) {
-      // The output's slice at `at` along dim, with dim removed.
-      Tensor slice = narrowed(out, dim, at++, 1);
-      for (int d = dim; d + 1 < out.rank; ++d) {
-        slice.shape[d] = slice.shape[d + 1];
-        slice.strides[d] = slice.strides[d + 1];
-      }
-      slice.rank = out.rank - 1;
-      copyStrided(slice, t);
+      copyStrided(selected(out, dim, at++), t);
     } else {
       copyStrided(narrowed(out, dim, at, t.shape[dim]), t);
       at += t.shape[dim];
@@ -1563,13 +1567,7 @@ template <bool Select> void runScatterBack(const Call &c) {
   int dim = normDim(c.i("dim", 0), out.rank);
   if (Select) {
     int64_t index = c.i("index", 0);
-    Tensor slice = narrowed(out, dim, index < 0 ? index + out.shape[dim] : index, 1);
-    for (int d = dim; d + 1 < out.rank; ++d) {
-      slice.shape[d] = slice.shape[d + 1];
-      slice.strides[d] = slice.strides[d + 1];
-    }
-    slice.rank = out.rank - 1;
-    copyStrided(slice, g);
+    copyStrided(selected(out, dim, index < 0 ? index + out.shape[dim] : index), g);
     return;
   }
   Window w = sliceWindow(c, out.shape[dim]);
