@@ -17,6 +17,7 @@
 #include "plan.pb.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cmath>
 #include <cstdio>
