@@ -56,6 +56,9 @@ std::unique_ptr<Backend> createBackend(const std::string &name, std::string &err
 using BackendFactory = std::unique_ptr<Backend> (*)(std::string &error);
 bool registerBackend(const char *name, BackendFactory factory);
 
+/// The CPU kernels of CpuKernelsMore.cpp, which the registry appends.
+std::vector<KernelDef> moreCpuKernels();
+
 /// A strided copy of src's elements into dst, in logical order (same shape
 /// and dtype).
 void copyTensor(const Tensor &dst, const Tensor &src);

@@ -1680,13 +1680,13 @@ const std::vector<KernelDef> &registry() {
     add("aten.addcmul", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcmul);
     add("aten.addcdiv_", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcdiv);
     add("aten.addcdiv", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcdiv);
-    // Fills: the *_like ones read only their input's shape.
-    for (const char *name : {"aten.zeros_like", "aten.empty_like"})
+    // Fills: the *_like and new_* ones read only their input's shape.
+    for (const char *name : {"aten.zeros_like", "aten.empty_like", "aten.new_zeros",
+                             "aten.new_empty"})
       add(name, {"self"}, prepareFill, runZeros);
     add("aten.ones_like", {"self"}, prepareFill, runOnes);
     add("aten.full_like", {"self"}, prepareFill, runFull);
-    for (const char *name : {"aten.zeros", "aten.empty.memory_format", "aten.new_zeros",
-                             "aten.new_empty"})
+    for (const char *name : {"aten.zeros", "aten.empty.memory_format"})
       add(name, {}, prepareFill, runZeros);
     add("aten.ones", {}, prepareFill, runOnes);
     add("aten.full", {}, prepareFill, runFull);
@@ -1765,6 +1765,9 @@ const std::vector<KernelDef> &registry() {
     add("aten.embedding", {"weight", "indices"}, prepareEmbedding, runEmbedding);
     add("aten.embedding_dense_backward", {"grad_output", "indices"}, prepareEmbeddingBackward,
         runEmbeddingBackward);
+    // The rest of the zoo's kernels (CpuKernelsMore.cpp).
+    for (KernelDef &more : moreCpuKernels())
+      k.push_back(std::move(more));
     return k;
   }();
   return kernels;

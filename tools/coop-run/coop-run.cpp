@@ -3,13 +3,16 @@
 // coop-run plan.pb [--backend cpu|cuda] [--steps N] [--init graph.pb | --seed S]
 //                  [--dump-arguments out.bin] [--quiet]
 //                  [--profile table.txt [--repeat N]]
+// coop-run plan.pb --check
 //
 // Prints one line per step (step, loss, wall time, arena high-water mark)
 // and a summary. The loss is also printed as a hexadecimal float, exact to
 // the bit. With --profile every step is a profiled step (each launch runs
 // a warm-up and N timed runs) and the launches' times are written as a
 // cost-model profile table (docs/cost-model.md), one line per kernel and
-// operand signatures: the median of its launches' medians.
+// operand signatures: the median of its launches' medians. With --check
+// the plan is only loaded and validated (every launch has a kernel that
+// accepts it); no session is created and no arena allocated.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +35,8 @@ int usage(const char *message) {
                "coop-run: %s\n"
                "usage: coop-run PLAN [--backend cpu|cuda] [--steps N] "
                "[--init GRAPH.pb | --seed S] [--dump-arguments OUT.bin] [--quiet]\n"
-               "                [--profile TABLE.txt [--repeat N]]\n",
+               "                [--profile TABLE.txt [--repeat N]]\n"
+               "       coop-run PLAN --check\n",
                message);
   return 2;
 }
@@ -79,10 +83,13 @@ int main(int argc, char **argv) {
   bool repeatGiven = false;
   std::string backend = "cpu";
   long long steps = 1, seed = 0;
-  bool seeded = false, quiet = false;
+  bool seeded = false, quiet = false, check = false, sessionOption = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
+    sessionOption |= arg == "--backend" || arg == "--steps" || arg == "--seed" ||
+                     arg == "--init" || arg == "--dump-arguments" || arg == "--profile" ||
+                     arg == "--repeat";
     if (arg == "--backend") {
       const char *v = value();
       if (!v)
@@ -111,6 +118,8 @@ int main(int argc, char **argv) {
       if (!v || !parseInt(v, repeat) || repeat < 1 || repeat > 1000000)
         return usage("--repeat needs a positive integer");
       repeatGiven = true;
+    } else if (arg == "--check") {
+      check = true;
     } else if (arg == "--quiet") {
       quiet = true;
     } else if (arg == "-h" || arg == "--help") {
@@ -130,10 +139,22 @@ int main(int argc, char **argv) {
     return usage("--init and --seed exclude each other");
   if (repeatGiven && !profile)
     return usage("--repeat needs --profile");
+  if (check && sessionOption)
+    return usage("--check loads the plan only (against the CPU reference kernels): it takes "
+                 "no backend, step, init, dump or profile options");
 
   coop_plan_t *plan = nullptr;
   if (coop_status_t status = coop_plan_load_file(planPath, &plan))
     return fail(status, "cannot load the plan");
+  if (check) {
+    // Loading checked every buffer and every launch against its kernel.
+    std::printf("plan '%s': %zu launches, arena %lld bytes: every launch has a kernel that "
+                "accepts it\n",
+                coop_plan_name(plan), coop_plan_launch_count(plan),
+                static_cast<long long>(coop_plan_arena_bytes(plan)));
+    coop_plan_release(plan);
+    return 0;
+  }
   coop_session_t *session = nullptr;
   if (coop_status_t status = coop_session_create(plan, backend.c_str(), &session)) {
     coop_plan_release(plan);

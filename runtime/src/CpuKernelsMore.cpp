@@ -1,0 +1,702 @@
+//===- CpuKernelsMore.cpp - CPU kernels for the rest of the model zoo -----===//
+//
+// The kernels the zoo's bigger models emit beyond the core set of
+// CpuKernels.cpp: average pooling (Inception, DenseNet), the causal mask
+// of GPT (arange, tril, bitwise_not, masked_fill), and Swin's shifted
+// windows (roll, constant_pad_nd, relative position index and index_put,
+// comparisons, in-place fills and copies). Same contract as the core set:
+// `prepare` checks by name and shape, `run` neither fails nor allocates,
+// inputs may be strided, outputs are contiguous, sums run in double in a
+// fixed order. The registry in CpuKernels.cpp appends this table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace coop::rt {
+namespace {
+
+#define CHECK_OK(expr)                                                         \
+  do {                                                                         \
+    std::string problem_ = (expr);                                             \
+    if (!problem_.empty())                                                     \
+      return problem_;                                                         \
+  } while (0)
+
+std::string dims(const Tensor &t) {
+  std::string text = "[";
+  for (int d = 0; d < t.rank; ++d)
+    text += (d ? "," : "") + std::to_string(t.shape[d]);
+  return text + "]";
+}
+
+bool shapesEqual(const Tensor &a, const Tensor &b) {
+  return a.rank == b.rank && std::equal(a.shape, a.shape + a.rank, b.shape);
+}
+
+/// One output and schema parameters 0..inputs-1 present.
+std::string operands(const Signature &sig, int inputs) {
+  if (sig.call.numOutputs != 1)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs, expected 1";
+  for (int p = 0; p < inputs; ++p)
+    if (!sig.call.tensor(p))
+      return "has no tensor argument #" + std::to_string(p);
+  return "";
+}
+
+std::string dtypeIs(const Tensor &t, const char *what, coop_pb::DType dtype) {
+  if (t.dtype == dtype)
+    return "";
+  return std::string(what) + " is " + dtypeName(t.dtype) + ", expected " + dtypeName(dtype);
+}
+
+/// The logical index of row-major element `linear` of `shape`.
+void unflatten(const Tensor &shape, int64_t linear, int64_t *idx) {
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    idx[d] = shape.shape[d] ? linear % shape.shape[d] : 0;
+    linear = shape.shape[d] ? linear / shape.shape[d] : 0;
+  }
+}
+
+/// The element of `t` at the index `idx` of a tensor of rank `rank` that
+/// t broadcasts to (right-aligned, size-1 dimensions repeat).
+char *broadcastAt(const Tensor &t, const int64_t *idx, int rank) {
+  int64_t off = 0;
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[d] != 1)
+      off += idx[d + rank - t.rank] * t.strides[d];
+  return t.data + off * elementSize(t.dtype);
+}
+
+bool broadcastable(const Tensor &from, const Tensor &to) {
+  if (from.rank > to.rank)
+    return false;
+  for (int d = 0; d < from.rank; ++d) {
+    int64_t size = from.shape[d];
+    if (size != 1 && size != to.shape[d + to.rank - from.rank])
+      return false;
+  }
+  return true;
+}
+
+float floatAt(const Tensor &t, int64_t linear) {
+  return *reinterpret_cast<const float *>(t.at(linear));
+}
+
+/// A value of a float32, int64 or bool tensor, as double.
+double valueAt(const char *p, coop_pb::DType dtype) {
+  switch (dtype) {
+  case coop_pb::FLOAT32: return *reinterpret_cast<const float *>(p);
+  case coop_pb::INT64: return static_cast<double>(*reinterpret_cast<const int64_t *>(p));
+  default: return *reinterpret_cast<const uint8_t *>(p);
+  }
+}
+
+void store(char *p, coop_pb::DType dtype, double value) {
+  switch (dtype) {
+  case coop_pb::FLOAT32: *reinterpret_cast<float *>(p) = static_cast<float>(value); break;
+  case coop_pb::INT64: *reinterpret_cast<int64_t *>(p) = static_cast<int64_t>(value); break;
+  default: *reinterpret_cast<uint8_t *>(p) = value != 0; break;
+  }
+}
+
+bool numeric(coop_pb::DType dtype) {
+  return dtype == coop_pb::FLOAT32 || dtype == coop_pb::INT64 || dtype == coop_pb::BOOL;
+}
+
+//===----------------------------------------------------------------------===//
+// Average pooling: avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
+// count_include_pad, divisor_override) and its backward (grad_output, self,
+// same arguments). A window starts at o * stride - padding; its divisor is
+// divisor_override, else its size clipped to the padded input
+// (count_include_pad) or to the input.
+//===----------------------------------------------------------------------===//
+
+struct AvgPool {
+  int64_t N, C, H, W, OH, OW, kh, kw, sh, sw, ph, pw, divisor;
+  bool includePad;
+
+  /// The window of output (oh, ow), clipped to the input, and its divisor.
+  int64_t window(int64_t oh, int64_t ow, int64_t &h0, int64_t &h1, int64_t &w0,
+                 int64_t &w1) const {
+    h0 = oh * sh - ph;
+    w0 = ow * sw - pw;
+    h1 = std::min(h0 + kh, H + ph);
+    w1 = std::min(w0 + kw, W + pw);
+    int64_t padded = (h1 - h0) * (w1 - w0);
+    h0 = std::max<int64_t>(h0, 0);
+    w0 = std::max<int64_t>(w0, 0);
+    h1 = std::min(h1, H);
+    w1 = std::min(w1, W);
+    return divisor ? divisor : includePad ? padded : (h1 - h0) * (w1 - w0);
+  }
+};
+
+AvgPool avgPool(const Call &c, const Tensor &in, const Tensor &out) {
+  AvgPool p;
+  p.N = in.shape[0]; p.C = in.shape[1]; p.H = in.shape[2]; p.W = in.shape[3];
+  p.OH = out.shape[2]; p.OW = out.shape[3];
+  p.kh = c.listItem("kernel_size", 0, 1); p.kw = c.listItem("kernel_size", 1, 1);
+  p.sh = c.listItem("stride", 0, p.kh); p.sw = c.listItem("stride", 1, p.kw);
+  p.ph = c.listItem("padding", 0, 0); p.pw = c.listItem("padding", 1, 0);
+  p.divisor = c.has("divisor_override") ? c.i("divisor_override") : 0;
+  p.includePad = c.b("count_include_pad", true);
+  return p;
+}
+
+/// PyTorch's pooled size: floor or ceil, a last window starting in the
+/// right padding dropped.
+int64_t pooledSize(int64_t in, int64_t k, int64_t s, int64_t pad, bool ceil) {
+  int64_t span = in + 2 * pad - k;
+  int64_t out = (ceil ? (span + s - 1) / s : span / s) + 1;
+  if (ceil && (out - 1) * s >= in + pad)
+    --out;
+  return out;
+}
+
+std::string checkAvgPool(const Call &c, const Tensor &in, const Tensor &out) {
+  if (in.rank != 4 || out.rank != 4 || in.shape[0] != out.shape[0] ||
+      in.shape[1] != out.shape[1])
+    return "only [N, C, H, W] pooling is implemented: " + dims(in) + " -> " + dims(out);
+  AvgPool p = avgPool(c, in, out);
+  if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1 || p.ph < 0 || p.pw < 0 ||
+      2 * p.ph > p.kh || 2 * p.pw > p.kw)
+    return "kernel and stride must be positive, padding at most half the kernel";
+  if (c.has("divisor_override") && p.divisor == 0)
+    return "divisor_override is zero";
+  if (p.H + 2 * p.ph < p.kh || p.W + 2 * p.pw < p.kw)
+    return "the kernel is larger than the padded input " + dims(in);
+  bool ceil = c.b("ceil_mode");
+  if (pooledSize(p.H, p.kh, p.sh, p.ph, ceil) != p.OH ||
+      pooledSize(p.W, p.kw, p.sw, p.pw, ceil) != p.OW)
+    return "output " + dims(out) + " is not the pooling of " + dims(in);
+  return "";
+}
+
+std::string prepareAvgPool(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  CHECK_OK(dtypeIs(*sig.call.tensor(0), "self", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
+  return checkAvgPool(sig.call, *sig.call.tensor(0), sig.outputs[0]);
+}
+
+float pooledAt(const Tensor &t, int64_t n, int64_t ch, int64_t h, int64_t w) {
+  return t.ptr<float>()[n * t.strides[0] + ch * t.strides[1] + h * t.strides[2] +
+                        w * t.strides[3]];
+}
+
+void runAvgPool(const Call &c) {
+  const Tensor &in = *c.tensor(0);
+  AvgPool p = avgPool(c, in, c.out(0));
+  float *o = c.out(0).ptr<float>();
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t ch = 0; ch < p.C; ++ch)
+      for (int64_t oh = 0; oh < p.OH; ++oh)
+        for (int64_t ow = 0; ow < p.OW; ++ow) {
+          int64_t h0, h1, w0, w1;
+          int64_t divisor = p.window(oh, ow, h0, h1, w0, w1);
+          double sum = 0;
+          for (int64_t h = h0; h < h1; ++h)
+            for (int64_t w = w0; w < w1; ++w)
+              sum += pooledAt(in, n, ch, h, w);
+          *o++ = static_cast<float>(sum / divisor);
+        }
+}
+
+std::string prepareAvgPoolBackward(const Signature &sig) {
+  CHECK_OK(operands(sig, 2));
+  CHECK_OK(dtypeIs(*sig.call.tensor(0), "grad_output", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
+  if (!shapesEqual(*sig.call.tensor(1), sig.outputs[0]))
+    return "output " + dims(sig.outputs[0]) + " differs from self " +
+           dims(*sig.call.tensor(1));
+  return checkAvgPool(sig.call, *sig.call.tensor(1), *sig.call.tensor(0));
+}
+
+int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/// Each input element gathers grad_output / divisor over the windows that
+/// hold it, in output order.
+void runAvgPoolBackward(const Call &c) {
+  const Tensor &go = *c.tensor(0);
+  AvgPool p = avgPool(c, *c.tensor(1), go);
+  float *dx = c.out(0).ptr<float>();
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t ch = 0; ch < p.C; ++ch)
+      for (int64_t ih = 0; ih < p.H; ++ih) {
+        int64_t ohLo = std::max<int64_t>(0, floorDiv(ih + p.ph - p.kh, p.sh) + 1);
+        int64_t ohHi = std::min(p.OH - 1, (ih + p.ph) / p.sh);
+        for (int64_t iw = 0; iw < p.W; ++iw) {
+          int64_t owLo = std::max<int64_t>(0, floorDiv(iw + p.pw - p.kw, p.sw) + 1);
+          int64_t owHi = std::min(p.OW - 1, (iw + p.pw) / p.sw);
+          double sum = 0;
+          for (int64_t oh = ohLo; oh <= ohHi; ++oh)
+            for (int64_t ow = owLo; ow <= owHi; ++ow) {
+              int64_t h0, h1, w0, w1;
+              int64_t divisor = p.window(oh, ow, h0, h1, w0, w1);
+              sum += double(pooledAt(go, n, ch, oh, ow)) / divisor;
+            }
+          *dx++ = static_cast<float>(sum);
+        }
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// Ranges, masks and comparisons
+//===----------------------------------------------------------------------===//
+
+// arange(end) / arange.start(start, end) / arange.start_step(start, end,
+// step): element i is start + i * step.
+std::string prepareArange(const Signature &sig) {
+  CHECK_OK(operands(sig, 0));
+  const Tensor &out = sig.outputs[0];
+  if (out.dtype != coop_pb::INT64 && out.dtype != coop_pb::FLOAT32)
+    return std::string("output is ") + dtypeName(out.dtype) + ", expected int64 or float32";
+  if (!sig.call.has("end"))
+    return "has no 'end'";
+  double start = sig.call.f("start", 0), end = sig.call.f("end"), step = sig.call.f("step", 1);
+  if (step == 0)
+    return "step is zero";
+  double count = std::max(0.0, std::ceil((end - start) / step));
+  if (out.rank != 1 || out.shape[0] != static_cast<int64_t>(count))
+    return "output " + dims(out) + " does not hold arange(" + std::to_string(start) + ", " +
+           std::to_string(end) + ", " + std::to_string(step) + ")";
+  return "";
+}
+
+void runArange(const Call &c) {
+  const Tensor &out = c.out(0);
+  double start = c.f("start", 0), step = c.f("step", 1);
+  for (int64_t i = 0, n = out.shape[0]; i < n; ++i)
+    store(out.data + i * elementSize(out.dtype), out.dtype, start + i * step);
+}
+
+/// One input of the output's shape and dtype (or `dtype`, when given).
+std::string prepareSameShape(const Signature &sig,
+                             coop_pb::DType dtype = coop_pb::DTYPE_UNSPECIFIED) {
+  CHECK_OK(operands(sig, 1));
+  const Tensor &in = *sig.call.tensor(0), &out = sig.outputs[0];
+  if (!shapesEqual(in, out))
+    return "input " + dims(in) + " and output " + dims(out) + " differ";
+  if (in.dtype != out.dtype)
+    return std::string("input is ") + dtypeName(in.dtype) + ", output " + dtypeName(out.dtype);
+  if (dtype != coop_pb::DTYPE_UNSPECIFIED && in.dtype != dtype)
+    return std::string("input is ") + dtypeName(in.dtype) + ", expected " + dtypeName(dtype);
+  return "";
+}
+
+// tril(self, diagonal): element (..., i, j) is kept where j - i <= diagonal.
+std::string prepareTril(const Signature &sig) {
+  CHECK_OK(prepareSameShape(sig));
+  if (sig.outputs[0].rank < 2)
+    return "needs a matrix, got " + dims(sig.outputs[0]);
+  return "";
+}
+
+void runTril(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  int64_t rows = out.dim(-2), cols = out.dim(-1), diagonal = c.i("diagonal", 0);
+  int64_t width = elementSize(out.dtype);
+  for (int64_t k = 0, n = out.numel(); k < n; ++k) {
+    int64_t j = k % cols, i = (k / cols) % rows;
+    if (j - i <= diagonal)
+      std::memcpy(out.data + k * width, in.at(k), width);
+    else
+      std::memset(out.data + k * width, 0, width);
+  }
+}
+
+// bitwise_not: logical not on bool, ~x on int64.
+std::string prepareBitwiseNot(const Signature &sig) {
+  CHECK_OK(prepareSameShape(sig));
+  coop_pb::DType dtype = sig.outputs[0].dtype;
+  if (dtype != coop_pb::BOOL && dtype != coop_pb::INT64)
+    return std::string("input is ") + dtypeName(dtype) + ", expected bool or int64";
+  return "";
+}
+
+void runBitwiseNot(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  for (int64_t k = 0, n = out.numel(); k < n; ++k) {
+    if (out.dtype == coop_pb::BOOL)
+      out.ptr<uint8_t>()[k] = !*reinterpret_cast<const uint8_t *>(in.at(k));
+    else
+      out.ptr<int64_t>()[k] = ~*reinterpret_cast<const int64_t *>(in.at(k));
+  }
+}
+
+// eq.Scalar, ne.Scalar(self, other): bool of self's shape.
+std::string prepareCompare(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  const Tensor &in = *sig.call.tensor(0), &out = sig.outputs[0];
+  CHECK_OK(dtypeIs(out, "the output", coop_pb::BOOL));
+  if (in.dtype != coop_pb::FLOAT32 && in.dtype != coop_pb::INT64)
+    return std::string("self is ") + dtypeName(in.dtype) + ", expected float32 or int64";
+  if (!shapesEqual(in, out))
+    return "self " + dims(in) + " and output " + dims(out) + " differ";
+  if (!sig.call.has("other"))
+    return "has no scalar 'other'";
+  return "";
+}
+
+template <bool Equal> void runCompare(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  // float32 compares in float, as PyTorch does.
+  double other = in.dtype == coop_pb::FLOAT32 ? static_cast<float>(c.f("other")) : c.f("other");
+  for (int64_t k = 0, n = out.numel(); k < n; ++k)
+    out.ptr<uint8_t>()[k] = (valueAt(in.at(k), in.dtype) == other) == Equal;
+}
+
+// masked_fill.Scalar(self, mask, value): value where the (broadcast) bool
+// mask is set, else self.
+std::string prepareMaskedFill(const Signature &sig) {
+  CHECK_OK(operands(sig, 2));
+  const Tensor &self = *sig.call.tensor(0), &mask = *sig.call.tensor(1);
+  const Tensor &out = sig.outputs[0];
+  CHECK_OK(dtypeIs(mask, "mask", coop_pb::BOOL));
+  if (!numeric(out.dtype) || self.dtype != out.dtype || !shapesEqual(self, out))
+    return "self " + dims(self) + " " + dtypeName(self.dtype) + " and output " + dims(out) +
+           " " + dtypeName(out.dtype) + " differ";
+  if (!broadcastable(mask, out))
+    return "mask " + dims(mask) + " does not broadcast to " + dims(out);
+  if (!sig.call.has("value"))
+    return "has no scalar 'value'";
+  return "";
+}
+
+void runMaskedFill(const Call &c) {
+  const Tensor &self = *c.tensor(0), &mask = *c.tensor(1), &out = c.out(0);
+  double value = c.f("value");
+  int64_t width = elementSize(out.dtype), idx[kMaxRank];
+  for (int64_t k = 0, n = out.numel(); k < n; ++k) {
+    unflatten(out, k, idx);
+    if (*broadcastAt(mask, idx, out.rank))
+      store(out.data + k * width, out.dtype, value);
+    else
+      std::memcpy(out.data + k * width, self.at(k), width);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Fills and copies into a tensor's own shape
+//===----------------------------------------------------------------------===//
+
+// zero_(self).
+std::string prepareZero(const Signature &sig) {
+  CHECK_OK(prepareSameShape(sig));
+  return numeric(sig.outputs[0].dtype) ? "" : "cannot zero " +
+                                                  std::string(dtypeName(sig.outputs[0].dtype));
+}
+
+void runZero(const Call &c) {
+  std::memset(c.out(0).data, 0, c.out(0).numel() * elementSize(c.out(0).dtype));
+}
+
+// fill_.Tensor(self, value): every element takes the one-element value.
+std::string prepareFillTensor(const Signature &sig) {
+  CHECK_OK(operands(sig, 2));
+  const Tensor &value = *sig.call.tensor(1), &out = sig.outputs[0];
+  if (value.numel() != 1 || !numeric(value.dtype) || !numeric(out.dtype))
+    return "value " + dims(value) + " " + dtypeName(value.dtype) + " cannot fill " +
+           dtypeName(out.dtype);
+  if (!shapesEqual(*sig.call.tensor(0), out))
+    return "self and output shapes differ";
+  return "";
+}
+
+void runFillTensor(const Call &c) {
+  const Tensor &value = *c.tensor(1), &out = c.out(0);
+  double v = valueAt(value.data, value.dtype);
+  int64_t width = elementSize(out.dtype);
+  for (int64_t k = 0, n = out.numel(); k < n; ++k)
+    store(out.data + k * width, out.dtype, v);
+}
+
+// copy_(self, src): src broadcast to self's shape, converted between
+// float32, int64 and bool.
+std::string prepareCopyInto(const Signature &sig) {
+  CHECK_OK(operands(sig, 2));
+  const Tensor &self = *sig.call.tensor(0), &src = *sig.call.tensor(1);
+  const Tensor &out = sig.outputs[0];
+  if (!shapesEqual(self, out) || self.dtype != out.dtype)
+    return "self and output differ";
+  if (!numeric(src.dtype) || !numeric(out.dtype))
+    return std::string("cannot copy ") + dtypeName(src.dtype) + " into " + dtypeName(out.dtype);
+  if (!broadcastable(src, out))
+    return "src " + dims(src) + " does not broadcast to " + dims(out);
+  return "";
+}
+
+void runCopyInto(const Call &c) {
+  const Tensor &src = *c.tensor(1), &out = c.out(0);
+  int64_t width = elementSize(out.dtype), idx[kMaxRank];
+  for (int64_t k = 0, n = out.numel(); k < n; ++k) {
+    unflatten(out, k, idx);
+    const char *from = broadcastAt(src, idx, out.rank);
+    if (src.dtype == out.dtype)
+      std::memcpy(out.data + k * width, from, width);
+    else
+      store(out.data + k * width, out.dtype, valueAt(from, src.dtype));
+  }
+}
+
+// lift_fresh_copy(self): a copy.
+std::string prepareFreshCopy(const Signature &sig) { return prepareSameShape(sig); }
+void runFreshCopy(const Call &c) { copyTensor(c.out(0), *c.tensor(0)); }
+
+// as_strided_(self, size, stride, storage_offset): implemented where it
+// re-views self's elements as they are (the size is self's shape and every
+// dimension longer than 1 keeps its stride), which is what the zoo emits.
+std::string prepareAsStrided(const Signature &sig) {
+  CHECK_OK(prepareSameShape(sig));
+  const Tensor &self = *sig.call.tensor(0);
+  int64_t size[kMaxRank], stride[kMaxRank];
+  int n = sig.call.ints("size", size, kMaxRank), m = sig.call.ints("stride", stride, kMaxRank);
+  if (n != self.rank || m != self.rank || !std::equal(size, size + n, self.shape))
+    return "size is not self's shape " + dims(self);
+  for (int d = 0; d < n; ++d)
+    if (size[d] > 1 && stride[d] != self.strides[d])
+      return "a view that moves elements (stride " + std::to_string(stride[d]) +
+             " for dimension " + std::to_string(d) + " of stride " +
+             std::to_string(self.strides[d]) + ") is not implemented";
+  if (sig.call.has("storage_offset"))
+    return "a storage_offset is not implemented";
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Moving elements: roll, constant_pad_nd, index, index_put
+//===----------------------------------------------------------------------===//
+
+// roll(self, shifts, dims): out[i] = self[i - shift] (mod the size) along
+// each rolled dimension; without dims the flattened tensor rolls.
+std::string prepareRoll(const Signature &sig) {
+  CHECK_OK(prepareSameShape(sig));
+  int64_t shifts[kMaxRank], which[kMaxRank];
+  int n = sig.call.ints("shifts", shifts, kMaxRank), m = sig.call.ints("dims", which, kMaxRank);
+  int rank = sig.outputs[0].rank;
+  if (n < 1 || n > kMaxRank || (m > 0 && m != n) || (m <= 0 && n != 1))
+    return "shifts and dims do not match";
+  for (int k = 0; k < m; ++k)
+    if (which[k] < -rank || which[k] >= rank)
+      return "dimension " + std::to_string(which[k]) + " is out of range";
+  return "";
+}
+
+int64_t wrap(int64_t i, int64_t size) { return size ? ((i % size) + size) % size : 0; }
+
+void runRoll(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  int64_t shifts[kMaxRank], which[kMaxRank], shift[kMaxRank] = {}, idx[kMaxRank];
+  int n = c.ints("shifts", shifts, kMaxRank), m = c.ints("dims", which, kMaxRank);
+  int64_t width = elementSize(out.dtype), count = out.numel();
+  if (m <= 0) {
+    for (int64_t k = 0; k < count; ++k)
+      std::memcpy(out.data + k * width, in.at(wrap(k - shifts[0], count)), width);
+    return;
+  }
+  for (int k = 0; k < n; ++k) {
+    int d = static_cast<int>(which[k] < 0 ? which[k] + out.rank : which[k]);
+    shift[d] += shifts[k];
+  }
+  for (int64_t k = 0; k < count; ++k) {
+    unflatten(out, k, idx);
+    int64_t off = 0;
+    for (int d = 0; d < out.rank; ++d)
+      off += wrap(idx[d] - shift[d], out.shape[d]) * in.strides[d];
+    std::memcpy(out.data + k * width, in.data + off * width, width);
+  }
+}
+
+// constant_pad_nd(self, pad, value): pad[2k], pad[2k + 1] are added before
+// and after dimension rank - 1 - k (negative amounts crop).
+std::string preparePad(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  const Tensor &in = *sig.call.tensor(0), &out = sig.outputs[0];
+  int64_t pad[2 * kMaxRank];
+  int n = sig.call.ints("pad", pad, 2 * kMaxRank);
+  if (n < 0 || n % 2 || n / 2 > in.rank)
+    return "pad needs an even count of at most twice the rank";
+  if (in.dtype != out.dtype || !numeric(out.dtype) || in.rank != out.rank)
+    return "input and output dtypes or ranks differ";
+  for (int d = 0; d < in.rank; ++d) {
+    int k = in.rank - 1 - d;
+    int64_t grown = in.shape[d] + (k < n / 2 ? pad[2 * k] + pad[2 * k + 1] : 0);
+    if (out.shape[d] != grown)
+      return "output " + dims(out) + " is not " + dims(in) + " padded";
+  }
+  return "";
+}
+
+void runPad(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  int64_t pad[2 * kMaxRank], before[kMaxRank] = {}, idx[kMaxRank];
+  int n = c.ints("pad", pad, 2 * kMaxRank);
+  for (int k = 0; k < n / 2; ++k)
+    before[in.rank - 1 - k] = pad[2 * k];
+  double value = c.f("value", 0);
+  int64_t width = elementSize(out.dtype);
+  for (int64_t k = 0, count = out.numel(); k < count; ++k) {
+    unflatten(out, k, idx);
+    int64_t off = 0;
+    bool inside = true;
+    for (int d = 0; d < out.rank && inside; ++d) {
+      int64_t i = idx[d] - before[d];
+      inside = i >= 0 && i < in.shape[d];
+      off += i * in.strides[d];
+    }
+    if (inside)
+      std::memcpy(out.data + k * width, in.data + off * width, width);
+    else
+      store(out.data + k * width, out.dtype, value);
+  }
+}
+
+/// The single index tensor of an `indices` list (index.Tensor, index_put),
+/// or nullptr.
+const Tensor *indexTensor(const Call &c) {
+  const coop_pb::Value *list = c.arg("indices");
+  if (!list || list->kind_case() != coop_pb::Value::kList || list->list().items_size() != 1 ||
+      list->list().items(0).kind_case() != coop_pb::Value::kOperand)
+    return nullptr;
+  return &c.inputs[list->list().items(0).operand()];
+}
+
+/// Checks self[index] (index int64 over self's first dimension) against
+/// `result`: index's shape followed by self's other dimensions.
+std::string checkIndexed(const Signature &sig, const Tensor &result, const char *what) {
+  const Tensor *self = sig.call.tensor(0), *index = indexTensor(sig.call);
+  if (!self)
+    return "has no tensor argument 'self'";
+  if (!index)
+    return "indexing by other than one index tensor is not implemented";
+  CHECK_OK(dtypeIs(*index, "the index", coop_pb::INT64));
+  bool ok = self->rank >= 1 && result.rank == index->rank + self->rank - 1 &&
+            std::equal(index->shape, index->shape + index->rank, result.shape) &&
+            std::equal(self->shape + 1, self->shape + self->rank, result.shape + index->rank);
+  if (!ok)
+    return std::string(what) + " " + dims(result) + " is not self " + dims(*self) +
+           " indexed by " + dims(*index);
+  return "";
+}
+
+/// Row of self that index element i selects (negative counts from the
+/// end), or -1 when out of range.
+int64_t indexedRow(const Tensor &index, int64_t i, int64_t rows) {
+  int64_t row = *reinterpret_cast<const int64_t *>(index.at(i));
+  row += row < 0 ? rows : 0;
+  return row >= 0 && row < rows ? row : -1;
+}
+
+// index.Tensor(self, indices=[index]): out[i, ...] = self[index[i], ...];
+// an index out of range gives zeros.
+std::string prepareIndex(const Signature &sig) {
+  if (sig.call.numOutputs != 1)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs, expected 1";
+  CHECK_OK(checkIndexed(sig, sig.outputs[0], "output"));
+  if (sig.call.tensor(0)->dtype != sig.outputs[0].dtype)
+    return "self and output dtypes differ";
+  return "";
+}
+
+void runIndex(const Call &c) {
+  const Tensor &self = *c.tensor(0), &index = *indexTensor(c), &out = c.out(0);
+  int64_t rows = self.shape[0], inner = rows ? self.numel() / rows : 0;
+  int64_t width = elementSize(out.dtype);
+  char *o = out.data;
+  for (int64_t i = 0, n = index.numel(); i < n; ++i) {
+    int64_t row = indexedRow(index, i, rows);
+    for (int64_t k = 0; k < inner; ++k, o += width) {
+      if (row < 0)
+        std::memset(o, 0, width);
+      else
+        std::memcpy(o, self.at(row * inner + k), width);
+    }
+  }
+}
+
+// index_put(self, indices=[index], values, accumulate): self with
+// out[index[i], ...] set to (or, accumulating, increased by) values[i, ...],
+// in index order; values broadcast to index's shape and self's other
+// dimensions.
+std::string prepareIndexPut(const Signature &sig) {
+  if (sig.call.numOutputs != 1)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs, expected 1";
+  const Tensor *self = sig.call.tensor(0), *values = sig.call.tensor(2);
+  if (!self || !values)
+    return "has no tensor arguments 'self' and 'values'";
+  const Tensor *index = indexTensor(sig.call);
+  if (!index)
+    return "indexing by other than one index tensor is not implemented";
+  CHECK_OK(dtypeIs(*index, "the index", coop_pb::INT64));
+  if (!shapesEqual(*self, sig.outputs[0]) || self->dtype != sig.outputs[0].dtype)
+    return "self and output differ";
+  if (values->dtype != self->dtype || self->dtype != coop_pb::FLOAT32)
+    return "self and values must be float32";
+  Tensor indexed = *self;
+  indexed.rank = index->rank + self->rank - 1;
+  if (indexed.rank > kMaxRank || self->rank < 1)
+    return "self " + dims(*self) + " indexed by " + dims(*index) + " has too many dimensions";
+  std::copy(self->shape + 1, self->shape + self->rank, indexed.shape + index->rank);
+  std::copy(index->shape, index->shape + index->rank, indexed.shape);
+  if (!broadcastable(*values, indexed))
+    return "values " + dims(*values) + " do not broadcast to " + dims(indexed);
+  return "";
+}
+
+void runIndexPut(const Call &c) {
+  const Tensor &self = *c.tensor(0), &index = *indexTensor(c), &values = *c.tensor(2);
+  const Tensor &out = c.out(0);
+  if (out.data != self.data)
+    copyTensor(out, self);
+  bool accumulate = c.b("accumulate");
+  int64_t rows = self.shape[0], inner = rows ? self.numel() / rows : 0;
+  int rank = index.rank + self.rank - 1;
+  Tensor indexed = self;
+  indexed.rank = rank;
+  std::copy(self.shape + 1, self.shape + self.rank, indexed.shape + index.rank);
+  std::copy(index.shape, index.shape + index.rank, indexed.shape);
+  int64_t idx[kMaxRank];
+  float *o = out.ptr<float>();
+  for (int64_t i = 0, n = index.numel(), at = 0; i < n; ++i) {
+    int64_t row = indexedRow(index, i, rows);
+    for (int64_t k = 0; k < inner; ++k, ++at) {
+      if (row < 0)
+        continue;
+      unflatten(indexed, at, idx);
+      float v = *reinterpret_cast<const float *>(broadcastAt(values, idx, rank));
+      o[row * inner + k] = accumulate ? o[row * inner + k] + v : v;
+    }
+  }
+}
+
+} // namespace
+
+std::vector<KernelDef> moreCpuKernels() {
+  return {
+      {"aten.avg_pool2d", {"self"}, prepareAvgPool, runAvgPool},
+      {"aten.avg_pool2d_backward", {"grad_output", "self"}, prepareAvgPoolBackward,
+       runAvgPoolBackward},
+      {"aten.arange", {}, prepareArange, runArange},
+      {"aten.tril", {"self"}, prepareTril, runTril},
+      {"aten.bitwise_not", {"self"}, prepareBitwiseNot, runBitwiseNot},
+      {"aten.eq.Scalar", {"self"}, prepareCompare, runCompare<true>},
+      {"aten.ne.Scalar", {"self"}, prepareCompare, runCompare<false>},
+      {"aten.masked_fill.Scalar", {"self", "mask"}, prepareMaskedFill, runMaskedFill},
+      {"aten.zero_", {"self"}, prepareZero, runZero},
+      {"aten.fill_.Tensor", {"self", "value"}, prepareFillTensor, runFillTensor},
+      {"aten.copy_", {"self", "src"}, prepareCopyInto, runCopyInto},
+      {"aten.lift_fresh_copy", {"self"}, prepareFreshCopy, runFreshCopy},
+      {"aten.as_strided_", {"self"}, prepareAsStrided, runFreshCopy},
+      {"aten.roll", {"self"}, prepareRoll, runRoll},
+      {"aten.constant_pad_nd", {"self"}, preparePad, runPad},
+      {"aten.index.Tensor", {"self", "indices[]"}, prepareIndex, runIndex},
+      {"aten.index_put", {"self", "indices[]", "values"}, prepareIndexPut, runIndexPut},
+  };
+}
+
+} // namespace coop::rt
