@@ -13,6 +13,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch._subclasses import FakeTensorMode
+from torch._subclasses.fake_tensor import DataDependentOutputException
 
 
 @dataclass
@@ -222,10 +223,16 @@ ZOO = {
 
 
 def build(name, batch=None, **options):
-    """(model, inputs, targets, loss, optimizer) for a zoo entry, all fake:
-    nothing is allocated."""
+    """(model, inputs, targets, loss, optimizer) for a zoo entry, fake where
+    possible: nothing is allocated. A model whose construction reads tensor
+    values (torchvision's Swin-T under torch 2.x computes its stochastic
+    depth schedule with `.item()`) is built for real instead; such models
+    are small."""
     entry = ZOO[name]
     kwargs = {**entry.options, **options}
-    with FakeTensorMode():
+    try:
+        with FakeTensorMode():
+            model, inputs, targets = entry.build(batch or entry.batch, **kwargs)
+    except DataDependentOutputException:
         model, inputs, targets = entry.build(batch or entry.batch, **kwargs)
     return model, inputs, targets, entry.loss, entry.optimizer
