@@ -396,7 +396,8 @@ void runZero(const Call &c) {
   std::memset(c.out(0).data, 0, c.out(0).numel() * elementSize(c.out(0).dtype));
 }
 
-// fill_.Tensor(self, value): every element takes the one-element value.
+// fill_.Tensor(self, value): every element takes the one-element value;
+// self may be a view (Swin fills slices of its attention mask).
 std::string prepareFillTensor(const Signature &sig) {
   CHECK_OK(operands(sig, 2));
   const Tensor &value = *sig.call.tensor(1), &out = sig.outputs[0];
@@ -411,9 +412,8 @@ std::string prepareFillTensor(const Signature &sig) {
 void runFillTensor(const Call &c) {
   const Tensor &value = *c.tensor(1), &out = c.out(0);
   double v = valueAt(value.data, value.dtype);
-  int64_t width = elementSize(out.dtype);
   for (int64_t k = 0, n = out.numel(); k < n; ++k)
-    store(out.data + k * width, out.dtype, v);
+    store(out.at(k), out.dtype, v);
 }
 
 // copy_(self, src): src broadcast to self's shape, converted between
@@ -688,7 +688,7 @@ std::vector<KernelDef> moreCpuKernels() {
       {"aten.ne.Scalar", {"self"}, prepareCompare, runCompare<false>},
       {"aten.masked_fill.Scalar", {"self", "mask"}, prepareMaskedFill, runMaskedFill},
       {"aten.zero_", {"self"}, prepareZero, runZero},
-      {"aten.fill_.Tensor", {"self", "value"}, prepareFillTensor, runFillTensor},
+      {"aten.fill_.Tensor", {"self", "value"}, prepareFillTensor, runFillTensor, true},
       {"aten.copy_", {"self", "src"}, prepareCopyInto, runCopyInto},
       {"aten.lift_fresh_copy", {"self"}, prepareFreshCopy, runFreshCopy},
       {"aten.as_strided_", {"self"}, prepareAsStrided, runFreshCopy},

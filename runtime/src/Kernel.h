@@ -106,6 +106,9 @@ struct KernelDef {
                                     // a trailing '?' marks an optional one
   PrepareFn prepare;
   RunFn run;
+  /// Writes its outputs through their strides, so an in-place output may
+  /// be a view (others get contiguous outputs).
+  bool stridedOutputs = false;
 };
 
 /// The kernel of an aten name: exact name first, then the name without

@@ -177,6 +177,12 @@ bool isContiguous(const BufferDesc &buffer) {
   return buffer.elementByteOffset == 0 && buffer.layout.contiguous();
 }
 
+/// The same elements of the arena (offset, element offset and strides).
+bool sameView(const BufferDesc &a, const BufferDesc &b) {
+  return a.offset == b.offset && a.elementByteOffset == b.elementByteOffset &&
+         std::equal(a.layout.strides, a.layout.strides + a.layout.rank, b.layout.strides);
+}
+
 coop_tensor_info_t infoOf(const BufferDesc &buffer) {
   coop_tensor_info_t info{};
   info.dtype = static_cast<coop_dtype_t>(buffer.layout.dtype);
@@ -397,7 +403,7 @@ coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
       for (int b = 0; b < buffers.size(); ++b) {
         BufferDesc desc;
         std::string error = readBuffer(buffers[b], arena, desc, hwm);
-        if (error.empty() && k == 1 && !isContiguous(desc))
+        if (error.empty() && k == 1 && !isContiguous(desc) && !launch.kernel->stridedOutputs)
           error = "is not contiguous";
         if (!error.empty())
           return Error(COOP_STATUS_INVALID_PLAN)
@@ -435,6 +441,15 @@ coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
         }
         launch.inplace[o] = k;
       }
+    }
+    // A kernel that writes through strides writes a view only in place,
+    // into the very buffer of the input it overwrites.
+    for (size_t o = 0; o < launch.outputs.size(); ++o) {
+      const BufferDesc &out = launch.outputs[o];
+      int k = launch.inplace[o];
+      if (!isContiguous(out) && (k < 0 || !sameView(out, launch.inputs[k])))
+        return Error(COOP_STATUS_INVALID_PLAN)
+               << where << " output #" << o << " is not contiguous and not in place";
     }
     for (const coop_pb::Argument &arg : src.args())
       launch.args[arg.name()] = arg.value();

@@ -244,6 +244,62 @@ TEST(Runtime, RejectsBuffersOutsideTheArenaOrTheirStorage) {
   EXPECT_NE(s4.message().find("does not broadcast"), std::string::npos) << s4.message();
 }
 
+/// fill_.Tensor of the view x[:, 1:3] of x [2, 4] (at 0) with v [1] (at
+/// 32), in place, or into the same view of another storage at 48.
+coop_pb::Plan fillViewPlan(bool inPlace) {
+  coop_pb::Plan plan;
+  plan.set_format_version(1);
+  plan.set_name("fill_view");
+  plan.set_arena_bytes(96);
+  addArgument(plan, "x", coop_pb::INPUT, 0, {2, 4});
+  addArgument(plan, "v", coop_pb::INPUT, 32, {1});
+  coop_pb::Launch *fill = plan.add_launches();
+  fill->set_kernel("aten.fill_.Tensor");
+  setBuffer(fill->add_inputs(), 0, {2, 2}, coop_pb::FLOAT32, {4, 1}, 1);
+  setBuffer(fill->add_inputs(), 32, {1});
+  setBuffer(fill->add_outputs(), inPlace ? 0 : 48, {2, 2}, coop_pb::FLOAT32, {4, 1}, 1);
+  fill->mutable_inputs(0)->set_size(32);
+  fill->mutable_outputs(0)->set_size(32);
+  fill->add_inplace(inPlace ? 0 : -1);
+  setBuffer(plan.add_outputs(), 0, {2, 4});
+  return plan;
+}
+
+TEST(Runtime, FillsAStridedViewOnlyInPlace) {
+  Loaded l;
+  Status s = load(fillViewPlan(true), l);
+  ASSERT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  ASSERT_EQ(Status(coop_session_create(l.plan, "cpu", &l.session)).code(), COOP_STATUS_OK);
+  std::vector<float> x = {0, 1, 2, 3, 4, 5, 6, 7}, v = {9};
+  int64_t xShape[2] = {2, 4}, vShape[1] = {1};
+  ASSERT_EQ(Status(coop_session_bind_argument(l.session, 0, COOP_DTYPE_FLOAT32, 2, xShape,
+                                              x.data(), 32)).code(),
+            COOP_STATUS_OK);
+  ASSERT_EQ(Status(coop_session_bind_argument(l.session, 1, COOP_DTYPE_FLOAT32, 1, vShape,
+                                              v.data(), 4)).code(),
+            COOP_STATUS_OK);
+  ASSERT_EQ(Status(coop_session_run(l.session, 1)).code(), COOP_STATUS_OK);
+  EXPECT_EQ(readArgument(l, 0, 8), (std::vector<float>{0, 9, 9, 3, 4, 9, 9, 7}));
+
+  Loaded l2;
+  Status s2 = load(fillViewPlan(false), l2);
+  EXPECT_EQ(s2.code(), COOP_STATUS_INVALID_PLAN);
+  EXPECT_NE(s2.message().find("launch #0 'aten.fill_.Tensor' output #0 is not contiguous and "
+                              "not in place"),
+            std::string::npos)
+      << s2.message();
+
+  // A kernel that writes contiguously gets no view.
+  coop_pb::Plan plan = fillViewPlan(true);
+  plan.mutable_launches(0)->set_kernel("aten.zero_");
+  plan.mutable_launches(0)->mutable_inputs()->RemoveLast();
+  Loaded l3;
+  Status s3 = load(plan, l3);
+  EXPECT_EQ(s3.code(), COOP_STATUS_INVALID_PLAN);
+  EXPECT_NE(s3.message().find("'aten.zero_' output #0 is not contiguous"), std::string::npos)
+      << s3.message();
+}
+
 TEST(Runtime, BindMismatchWritesNothing) {
   Loaded l;
   ASSERT_EQ(load(tinyPlan(), l).code(), COOP_STATUS_OK);

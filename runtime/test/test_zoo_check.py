@@ -23,8 +23,6 @@ ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "mode
 KNOWN_GAPS = {
     # DenseNet's blocks concatenate up to 33 tensors; a launch holds 16.
     "densenet121": "'aten.cat' has more than 16 operands",
-    # Swin fills slices of its attention mask in place (a strided output).
-    "swin_t": "'aten.fill_.Tensor' output #0 is not contiguous",
 }
 
 

@@ -78,7 +78,8 @@ if torch is not None:
 
     class Fills(nn.Module):
         """Swin's in-place buffers: new_zeros/new_empty filled by copy_,
-        zero_ and fill_ with a lifted constant tensor, and a no-op
+        zero_ and fill_ with a lifted constant tensor, slices of a mask
+        filled in place (fill_ into a strided view), and a no-op
         as_strided_."""
 
         def __init__(self):
@@ -94,7 +95,10 @@ if torch is not None:
             m = y.new_zeros((4, 3))
             m.fill_(torch.tensor(1.5))
             v = (y + 1).as_strided_((4, 3), (3, 1))
-            return self.head((z + e + m * y + v).reshape(1, 12).expand(2, 12))
+            mask = y.new_zeros((4, 5))
+            mask[1:3, 1:4] = 2.0
+            mask[:, 4:] = 3
+            return self.head((z + e + m * y + v + mask[:, 2:] * y).reshape(1, 12).expand(2, 12))
 
     CASES = {
         "avg_pool": lambda: (AvgPool(), (torch.randn(2, 3, 7, 7),), (torch.tensor([1, 3]),),
