@@ -20,7 +20,7 @@
 namespace coop::rt {
 
 constexpr int kMaxRank = 8;
-constexpr int kMaxOperands = 16;
+constexpr int kMaxOperands = 64; // DenseNet-121 concatenates up to 25 tensors
 
 int64_t elementSize(coop_pb::DType dtype);
 const char *dtypeName(coop_pb::DType dtype);

@@ -4,10 +4,8 @@ Each models/zoo/*.pb.gz is imported, compiled at half its arena
 (coop-opt --coop-annotate-costs --coop-compile=ratio=0.5), written as a
 Plan, and `coop-run PLAN --check` must accept it: every launch has a
 kernel whose own check accepts it. No session is created (zoo arenas are
-many GB). A model in KNOWN_GAPS must still be refused with its stated
-message, so the list shrinks when a gap is closed. A model that cannot be
-planned at 0.5 is reported and skipped (test/Models/zoo.mlir covers
-planning).
+many GB). A model that cannot be planned at 0.5 is reported and skipped
+(test/Models/zoo.mlir covers planning).
 
 Needs the tools named by COOP_OPT, COOP_TRANSLATE and COOP_RUN."""
 import glob
@@ -18,12 +16,6 @@ import tempfile
 import unittest
 
 ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "zoo")
-
-# model -> the part of coop-run's message that names what is missing.
-KNOWN_GAPS = {
-    # DenseNet's blocks concatenate up to 33 tensors; a launch holds 16.
-    "densenet121": "'aten.cat' has more than 16 operands",
-}
 
 
 def tool(name):
@@ -59,11 +51,6 @@ class ZooCheck(unittest.TestCase):
                        input=compiled.stdout, capture_output=True, check=True)
         out = subprocess.run([tool("COOP_RUN"), plan, "--check"], capture_output=True,
                              text=True)
-        if name in KNOWN_GAPS:
-            self.assertNotEqual(out.returncode, 0, f"{name} loads now: drop its KNOWN_GAPS entry")
-            self.assertIn(KNOWN_GAPS[name], out.stderr)
-            print(f"\n{name}: known gap: {out.stderr.strip()}")
-            return
         self.assertEqual(out.returncode, 0, f"{name}: {out.stderr}")
         self.assertIn("every launch has a kernel that accepts it", out.stdout)
         print(f"\n{name}: {out.stdout.strip()}")
