@@ -66,7 +66,9 @@ if torch is not None:
             super().__init__()
             self.w = nn.Parameter(torch.randn(c))
             self.table = nn.Parameter(torch.randn(7, c))
-            self.register_buffer("index", torch.tensor([3, 0, 6, 3, 1, 5, 2, 2, 4]))
+            # Positions 1, 2, 7, 8 hold data after pad and roll; three of
+            # them share row 0, so its gradient accumulates.
+            self.register_buffer("index", torch.tensor([3, 0, 0, 6, 1, 5, 2, 4, 0]))
             self.head = nn.Linear(9 * c, 3)
 
         def forward(self, x):  # x [B, 2, 2, C]
