@@ -968,6 +968,19 @@ inline int64_t transposedSource(int64_t o, int64_t r, int64_t stride, int64_t pa
   return t < size ? t : -1;
 }
 
+/// The bias gradient of a (transposed) convolution: the output gradient
+/// summed over batch and space, per output channel, in a fixed order.
+void writeBiasGradient(const Tensor &go, const Conv2d &g, float *db) {
+  for (int64_t k = 0; k < g.K; ++k) {
+    double sum = 0;
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        for (int64_t ow = 0; ow < g.OW; ++ow)
+          sum += ld4(go, n, k, oh, ow);
+    db[k] = static_cast<float>(sum);
+  }
+}
+
 void runTransposedConvolution(const Call &c) {
   const Tensor &x = *c.tensor(0), &w = *c.tensor(1), &out = c.out(0);
   const Tensor *bias = c.tensor(2);
@@ -1052,17 +1065,8 @@ void runTransposedConvolutionBackward(const Call &c) {
           }
     }
   }
-  if (outs[2] >= 0) {
-    float *db = outf(c.out(outs[2]));
-    for (int64_t k = 0; k < g.K; ++k) {
-      double sum = 0;
-      for (int64_t n = 0; n < g.N; ++n)
-        for (int64_t oh = 0; oh < g.OH; ++oh)
-          for (int64_t ow = 0; ow < g.OW; ++ow)
-            sum += ld4(go, n, k, oh, ow);
-      db[k] = static_cast<float>(sum);
-    }
-  }
+  if (outs[2] >= 0)
+    writeBiasGradient(go, g, outf(c.out(outs[2])));
 }
 
 // convolution(input, weight, bias?, stride, padding, dilation, transposed,
@@ -1173,17 +1177,8 @@ void runConvolutionBackward(const Call &c) {
           }
     }
   }
-  if (outs[2] >= 0) {
-    float *db = outf(c.out(outs[2]));
-    for (int64_t k = 0; k < g.K; ++k) {
-      double sum = 0;
-      for (int64_t n = 0; n < g.N; ++n)
-        for (int64_t oh = 0; oh < g.OH; ++oh)
-          for (int64_t ow = 0; ow < g.OW; ++ow)
-            sum += ld4(go, n, k, oh, ow);
-      db[k] = static_cast<float>(sum);
-    }
-  }
+  if (outs[2] >= 0)
+    writeBiasGradient(go, g, outf(c.out(outs[2])));
 }
 
 struct Pool2d {
