@@ -34,8 +34,18 @@ int64_t Arena::allocate(int64_t size, int32_t owner, bool atHighEdge) {
       freeBySize_.lower_bound({size, std::numeric_limits<int64_t>::min()});
   if (best == freeBySize_.end())
     return -1;
-  const int64_t pieceOffset = best->second;
-  const int64_t pieceSize = best->first;
+  return take(best->second, best->first, size, owner, atHighEdge);
+}
+
+int64_t Arena::allocateLowest(int64_t size, int32_t owner) {
+  for (const auto &[offset, piece] : pieces_)
+    if (piece.owner == kFree && piece.size >= size)
+      return take(offset, piece.size, size, owner, /*atHighEdge=*/false);
+  return -1;
+}
+
+int64_t Arena::take(int64_t pieceOffset, int64_t pieceSize, int64_t size,
+                    int32_t owner, bool atHighEdge) {
   removeFree(pieceOffset, pieceSize);
   pieces_.erase(pieceOffset);
 

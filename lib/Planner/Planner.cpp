@@ -64,6 +64,8 @@ constexpr int32_t kWorkspaceOwner = -2;
 constexpr double kStalenessEpsilon = 1e-9;
 /// Relative tolerance for "strictly cheaper" windows: sliding sums drift.
 constexpr double kCostTolerance = 1e-9;
+/// Replays per plan() call that learn which values to keep (see plan()).
+constexpr int kMaxReplays = 64;
 
 
 /// Groups of evicted values for DTR's e* neighbourhood cost.
@@ -281,12 +283,19 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
 
 class Simulator {
 public:
-  Simulator(const Graph &graph, const PlanOptions &options, Plan &plan)
+  Simulator(const Graph &graph, const PlanOptions &options, Plan &plan,
+            const std::vector<OpId> &keepUntil)
       : g_(graph), options_(options), plan_(plan),
         a_(analyse(graph, options)), values_(graph.tensors.size()),
-        opStamp_(graph.ops.size(), 0) {}
+        opStamp_(graph.ops.size(), 0), keepUntil_(keepUntil) {}
 
   Status run();
+  /// After run() failed at an op: the contents that op read which had been
+  /// evicted before it (the roots of its recompute closure).
+  const std::vector<TensorId> &evictedInputsOfFailedOp() const {
+    return evictedInputs_;
+  }
+  OpId failedOp() const { return currentOp_; }
 
 private:
   struct Value {
@@ -322,8 +331,11 @@ private:
   TensorId chooseLowestScore(const Arena &region);
   bool evictableNow(TensorId t) const {
     const Value &v = values_[t];
-    return a_.evictable[t] && v.resident && !v.pinned && v.pendingReads == 0;
+    return a_.evictable[t] && v.resident && !v.pinned && v.pendingReads == 0 &&
+           !kept(t);
   }
+  /// Kept resident until an op that would otherwise have to recompute it.
+  bool kept(TensorId t) const { return currentOp_ < keepUntil_[t]; }
   double score(TensorId t, const Arena &region);
   double neighbourhoodCost(TensorId t);
   void place(TensorId t, Arena *region, int64_t offset, int64_t size);
@@ -346,6 +358,9 @@ private:
   uint32_t epoch_ = 0;
   std::vector<uint32_t> opStamp_; // closure visits of the current op
   std::vector<OpId> closure_;     // ops to recompute for the current op
+  /// Per content: not evicted before this op (plan() fills it on retries).
+  const std::vector<OpId> &keepUntil_;
+  std::vector<TensorId> evictedInputs_; // of the current op, before it ran
   int64_t allocatedBytes_ = 0;
   double fragmentationSum_ = 0;
 };
@@ -563,8 +578,15 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
   if (small_.size() > 0 && size <= options_.smallTensorBytes)
     regions.push_back(&small_);
   regions.push_back(&main_);
+  // A value the replay keeps resident is as good as unevictable until
+  // then: pack it low, next to the persistent state, out of the windows.
+  const bool packLow = owner >= 0 && kept(owner);
+  auto place = [&](Arena *r) {
+    return packLow ? r->allocateLowest(size, owner)
+                   : r->allocate(size, owner, atHighEdge);
+  };
   for (Arena *r : regions)
-    if ((*offset = r->allocate(size, owner, atHighEdge)) >= 0) {
+    if ((*offset = place(r)) >= 0) {
       *region = r;
       noteAllocated(*offset, size);
       return Status::ok();
@@ -572,7 +594,7 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
   if (options_.policy != Policy::None)
     for (Arena *r : regions)
       if (makeRoom(*r, size)) {
-        *offset = r->allocate(size, owner, atHighEdge);
+        *offset = place(r);
         assert(*offset >= 0);
         *region = r;
         noteAllocated(*offset, size);
@@ -613,7 +635,8 @@ bool Simulator::shouldConsumeOperand(TensorId operand, TensorId output,
     return false;
   if (a_.lastUse[operand] <= currentOp_)
     return true; // nobody reads the old value after this op
-  if (options_.policy == Policy::None || !a_.evictable[operand])
+  if (options_.policy == Policy::None || !a_.evictable[operand] ||
+      kept(operand))
     return false;
   // The old value is still read later. Keeping it costs nothing while memory
   // allows; otherwise it becomes a virtual evicted value (Coop's in-place).
@@ -758,6 +781,10 @@ Status Simulator::runOp(OpId k) {
   // and the op still have to make, so each value recomputed for it is held
   // exactly until its last reader within the closure has run.
   closure_.clear();
+  evictedInputs_.clear();
+  for (TensorId in : op.inputs)
+    if (!values_[a_.content[in]].resident)
+      evictedInputs_.push_back(a_.content[in]);
   for (TensorId in : op.inputs) {
     Status st = listClosure(a_.content[in]);
     if (!st)
@@ -857,11 +884,33 @@ Status Simulator::run() {
 } // namespace
 
 Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
-  *out = Plan();
-  out->policy = options.policy;
-  out->budgetBytes = options.budgetBytes;
-  Simulator simulator(graph, options, *out);
-  return simulator.run();
+  // The whole schedule is known, so a failed replay can be learned from:
+  // when an op runs out of memory while recomputing inputs that were
+  // evicted before it, replay with those inputs kept resident until that
+  // op, and repeat while that adds something new. A budget that plans on
+  // the first replay gives exactly the plain policy's plan.
+  std::vector<OpId> keepUntil(graph.tensors.size(), kNone);
+  Status first = Status::ok();
+  for (int attempt = 0;; ++attempt) {
+    *out = Plan();
+    out->policy = options.policy;
+    out->budgetBytes = options.budgetBytes;
+    Simulator simulator(graph, options, *out, keepUntil);
+    Status st = simulator.run();
+    if (st)
+      return st;
+    if (attempt == 0)
+      first = st;
+    bool learned = false;
+    const OpId failed = simulator.failedOp();
+    for (TensorId t : simulator.evictedInputsOfFailedOp())
+      if (keepUntil[t] < failed) {
+        keepUntil[t] = failed;
+        learned = true;
+      }
+    if (!learned || attempt + 1 >= kMaxReplays || failed == kNone)
+      return first;
+  }
 }
 
 Status minimumBudget(const Graph &graph, PlanOptions options,

@@ -34,6 +34,9 @@ public:
   /// address on ties. The allocation takes the low edge of that piece, or
   /// its high edge when `atHighEdge`. Returns the offset, or -1.
   int64_t allocate(int64_t size, int32_t owner, bool atHighEdge);
+  /// First fit: the low edge of the lowest-address free piece that holds
+  /// `size` bytes. Returns the offset, or -1.
+  int64_t allocateLowest(int64_t size, int32_t owner);
   /// Frees the allocation that starts at `offset`, coalescing neighbours.
   void release(int64_t offset);
   /// Hands the piece at `offset` to a new owner (in-place writes).
@@ -52,6 +55,8 @@ public:
 private:
   void addFree(int64_t offset, int64_t size);
   void removeFree(int64_t offset, int64_t size);
+  int64_t take(int64_t pieceOffset, int64_t pieceSize, int64_t size,
+               int32_t owner, bool atHighEdge);
 
   int64_t begin_ = 0;
   int64_t size_ = 0;
