@@ -1,6 +1,8 @@
 // RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=coop" --coop-verify-plan | FileCheck %s --check-prefix=COOP
 // RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=dtr" --coop-verify-plan | FileCheck %s --check-prefix=DTR
 // RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=coop window=false" --coop-verify-plan | FileCheck %s --check-prefix=NOWINDOW
+// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=dte" --coop-verify-plan | FileCheck %s --check-prefix=DTE
+// RUN: not coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=none" 2>&1 | FileCheck %s --check-prefix=NONE
 
 // The paper's motivating example, byte-exact (alignment 4, one-ended
 // placement). x [0, 40), then A0..A4 of 80 bytes each fill [40, 440), with
@@ -23,6 +25,20 @@
 // DTR-NEXT: coop.evict %[[A2]]
 // DTR-NEXT: coop.evict %[[A1]]
 // DTR-NEXT: coop.compute "aten.big"(%arg0) {offsets = array<i64: 40>}
+// DTE counts the free bytes beside a tensor: once A0 is gone, A1 (cost 10,
+// staleness 12, 80 free bytes beside it) scores 10 / (12 * 160) and A2
+// (cost 1, staleness 11, none) 1 / (11 * 80), lower: DTE also takes A2
+// before A1, three evictions.
+// DTE-LABEL: func.func @motivating
+// DTE: %[[A0:.*]] = coop.compute "aten.relu"
+// DTE-NEXT: %[[A1:.*]] = coop.compute "aten.relu"
+// DTE-NEXT: %[[A2:.*]] = coop.compute "aten.relu"
+// DTE: coop.evict %[[A0]]
+// DTE-NEXT: coop.evict %[[A2]]
+// DTE-NEXT: coop.evict %[[A1]]
+// DTE-NEXT: coop.compute "aten.big"(%arg0) {offsets = array<i64: 40>}
+// Without rematerialization the step does not fit at all.
+// NONE: error: cannot plan @motivating with policy 'none': out of memory at op #5 'aten.big' under policy none
 // Without the window, coop's score picks single tensors like DTR does.
 // NOWINDOW-LABEL: func.func @motivating
 // NOWINDOW: %[[A0:.*]] = coop.compute "aten.relu"
