@@ -139,6 +139,59 @@ def _fake_like(tensor):
                                    dtype=tensor.dtype)
 
 
+def _layouts_before_in_place_views(graph_module, traced_inputs):
+    """Gives every FX node the sizes and strides its value had when it was
+    computed. make_fx records each node's value as the live fake tensor, so
+    an in-place view op (`transpose_`, which torch's batch-first GRU/LSTM
+    applies to its output) also changes the recorded layout of the node
+    that produced the tensor. When the graph has such an op, it is run
+    again on fresh fake tensors, and each node's value is replaced by a
+    meta tensor copied right after the node ran."""
+    if not any(isinstance(n.target, torch._ops.OpOverload)
+               and torch.Tag.inplace_view in n.target.tags
+               for n in graph_module.graph.nodes):
+        return
+
+    def layout(value):
+        if not isinstance(value, torch.Tensor):
+            return value
+        return (tuple(value.shape), tuple(value.stride()), value.storage_offset(),
+                value.dtype)
+
+    def meta(value):
+        if not isinstance(value, tuple) or len(value) != 4 or not isinstance(
+                value[3], torch.dtype):
+            return value
+        shape, stride, offset, dtype = value
+        extent = offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+        return torch.empty(extent if all(shape) else offset, dtype=dtype,
+                           device="meta").as_strided(shape, stride, offset)
+
+    mode = FakeTensorMode()
+    layouts = {}
+
+    class Replay(torch.fx.Interpreter):
+        def fetch_attr(self, target):
+            return mode.from_tensor(super().fetch_attr(target))
+
+        def run_node(self, node):
+            result = super().run_node(node)
+            layouts[node] = torch.utils._pytree.tree_map(layout, result)
+            return result
+
+    with mode, torch.no_grad():
+        fakes = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype)
+                 for t in traced_inputs]
+        Replay(graph_module).run(*fakes)
+    for node, value in layouts.items():
+        if isinstance(value, list):
+            node.meta["val"] = [meta(v) for v in value]
+        elif isinstance(value, tuple) and not isinstance(value[-1], torch.dtype):
+            node.meta["val"] = tuple(meta(v) for v in value)
+        else:
+            node.meta["val"] = meta(value)
+
+
 def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
            name="train_step", seed=0, accumulate_grads=False,
            initial_values=False, metadata=None):
@@ -228,6 +281,7 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
         graph_module = make_fx(step, tracing_mode="fake")(traced_inputs)
     finally:
         torch._C._set_mkldnn_enabled(mkldnn_enabled)
+    _layouts_before_in_place_views(graph_module, traced_inputs)
 
     builder = GraphBuilder(name, seed=seed)
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]

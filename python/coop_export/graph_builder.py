@@ -172,7 +172,7 @@ class GraphBuilder:
             self._rederived[key] = self._emit_as_strided(head_id, info)
         return self._rederived[key]
 
-    def _emit_as_strided(self, head_id, info):
+    def _emit_as_strided(self, head_id, info, name=None):
         op = self.graph.ops.add(kind=pb.Op.VIEW, kernel="aten.as_strided.default",
                                 operands=[head_id])
         self._set_arg(op, "self", pb.Value(operand=0))
@@ -182,8 +182,9 @@ class GraphBuilder:
         fake = torch.empty_strided(info.size, info.stride, dtype=info.dtype,
                                    device="meta")
         head = self._info[head_id]
-        result = self._add_tensor(f"{self.graph.tensors[head_id].name}.reread",
-                                  fake, pb.ACTIVATION, head.storage, head.version)
+        result = self._add_tensor(
+            name or f"{self.graph.tensors[head_id].name}.reread",
+            fake, pb.ACTIVATION, head.storage, head.version)
         self._info[result].storage_offset = info.storage_offset
         op.results.append(result)
         return result
@@ -237,7 +238,21 @@ class GraphBuilder:
         if not _has_tensor_result(_node_value(node)) and not _mutates(target):
             self._fold_python_call(node)
             return
+        if torch.Tag.inplace_view in target.tags:
+            self._add_inplace_view(node)
+            return
         self._add_aten_call(node, target)
+
+    def _add_inplace_view(self, node):
+        """`transpose_`, `squeeze_`, `t_`, ... change only their operand's
+        sizes and strides, not its elements: no new version, but a view of
+        the operand with the layout the op gave it (an `as_strided`), which
+        later uses of the FX value read."""
+        fake = _node_value(node)
+        source = self.tensor_of(node.args[0])
+        layout = _TensorInfo(None, None, tuple(fake.shape), tuple(fake.stride()),
+                             fake.storage_offset(), fake.dtype)
+        self._values[node] = self._emit_as_strided(source, layout, node.name)
 
     def _fold_python_call(self, node):
         value = node.meta.get("val")

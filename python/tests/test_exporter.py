@@ -288,6 +288,38 @@ class ExporterTest(unittest.TestCase, GraphInvariants):
         self.assertEqual([id(w) for w in model.lstm._flat_weights],
                          [id(w) for w in cached])
 
+    def test_in_place_views_keep_the_layout_their_operand_had(self):
+        # A batch-first GRU stacks its time steps into [T, B, H] and then
+        # applies `transpose_(0, 1)`; make_fx records the stack's value as
+        # the live tensor, which the transpose later changes to [B, T, H].
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gru = nn.GRU(3, 4, batch_first=True)
+                self.head = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.head(self.gru(x)[0][:, -1])
+
+        torch.manual_seed(0)
+        graph = export(Tagger(), (torch.randn(2, 5, 3),), F.cross_entropy,
+                       targets=(torch.tensor([0, 1]),))
+        self.check_invariants(graph)
+        self.assertNotIn("aten.transpose_", kernels(graph))
+        stacks = [op for op in graph.ops if op.kernel == "aten.stack"]
+        self.assertTrue(stacks)
+        for op in stacks:
+            dim = next(a.value.int_value for a in op.args if a.name == "dim")
+            self.assertEqual(graph.tensors[op.results[0]].shape[dim], len(op.operands))
+        forward = stacks[0].results[0]
+        self.assertEqual(list(graph.tensors[forward].shape), [5, 2, 4])
+        view = next(op for op in graph.ops if forward in op.operands
+                    and op.kind == pb.Op.VIEW)
+        self.assertEqual(view.kernel, "aten.as_strided.default")
+        self.assertEqual(list(graph.tensors[view.results[0]].shape), [2, 5, 4])
+        stride = next(a.value.list for a in view.args if a.name == "stride")
+        self.assertEqual([i.int_value for i in stride.items], [4, 8, 1])
+
     def test_import_round_trip(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "cnn.pb")
