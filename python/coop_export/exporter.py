@@ -28,6 +28,7 @@ class SGD:
     lr: float = 0.01
     momentum: float = 0.9
     weight_decay: float = 0.0
+    nesterov: bool = False
 
     state_names = ("momentum_buffer",)
 
@@ -36,7 +37,11 @@ class SGD:
         if self.weight_decay:
             grad = grad.add(param, alpha=self.weight_decay)
         momentum_buffer.mul_(self.momentum).add_(grad)
-        param.add_(momentum_buffer, alpha=-self.lr)
+        if self.nesterov:
+            grad = grad.add(momentum_buffer, alpha=self.momentum)
+            param.add_(grad, alpha=-self.lr)
+        else:
+            param.add_(momentum_buffer, alpha=-self.lr)
 
 
 @dataclass
@@ -64,6 +69,19 @@ class Adam:
         param.addcdiv_(exp_avg, denom, value=-self.lr / bias_correction1)
 
 
+@dataclass
+class AdamW(Adam):
+    """torch.optim.AdamW: Adam with the weight decay applied to the
+    parameter itself (decoupled) instead of added to the gradient."""
+    weight_decay: float = 1e-2
+
+    def update(self, param, grad, state):
+        if self.weight_decay:
+            param.mul_(1 - self.lr * self.weight_decay)
+        Adam(self.lr, self.beta1, self.beta2, self.eps, 0.0,
+             self.step).update(param, grad, state)
+
+
 def make_optimizer(optimizer):
     """An SGD/Adam update rule from a name or a torch.optim instance."""
     if isinstance(optimizer, (SGD, Adam)):
@@ -72,15 +90,28 @@ def make_optimizer(optimizer):
         return SGD()
     if optimizer == "adam":
         return Adam()
+    if optimizer == "adamw":
+        return AdamW()
+    group = (optimizer.param_groups[0]
+             if isinstance(optimizer, torch.optim.Optimizer) else {})
+    # Options the exported step cannot express are refused, not dropped.
+    for option, plain in (("dampening", 0), ("amsgrad", False),
+                          ("maximize", False)):
+        if group.get(option, plain) != plain:
+            raise ExportError(f"unsupported optimizer option {option}="
+                              f"{group[option]!r} of {type(optimizer).__name__}")
     if isinstance(optimizer, torch.optim.SGD):
-        group = optimizer.param_groups[0]
-        return SGD(group["lr"], group["momentum"], group["weight_decay"])
+        return SGD(group["lr"], group["momentum"], group["weight_decay"],
+                   group["nesterov"])
+    # torch 2.x's AdamW is a subclass of Adam.
+    if isinstance(optimizer, torch.optim.AdamW):
+        return AdamW(group["lr"], group["betas"][0], group["betas"][1],
+                     group["eps"], group["weight_decay"])
     if isinstance(optimizer, torch.optim.Adam):
-        group = optimizer.param_groups[0]
         return Adam(group["lr"], group["betas"][0], group["betas"][1],
                     group["eps"], group["weight_decay"])
     raise ExportError(f"unsupported optimizer {optimizer!r}: use 'sgd', "
-                      "'adam', torch.optim.SGD or torch.optim.Adam")
+                      "'adam', 'adamw', torch.optim.SGD, Adam or AdamW")
 
 
 def _parameter_names(model):

@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from coop_export import Adam, export
+from coop_export import Adam, ExportError, export
 from coop_export import training_graph_pb2 as pb
 from coop_export.__main__ import write_graph
 
@@ -319,6 +319,41 @@ class ExporterTest(unittest.TestCase, GraphInvariants):
         self.assertEqual(list(graph.tensors[view.results[0]].shape), [2, 5, 4])
         stride = next(a.value.list for a in view.args if a.name == "stride")
         self.assertEqual([i.int_value for i in stride.items], [4, 8, 1])
+
+    def test_update_rules_match_torch_optim(self):
+        # The rule make_optimizer derives from a torch.optim instance does
+        # what that optimizer's own steps do (eager, on real tensors):
+        # Nesterov momentum and weight decay, AdamW's decoupled decay.
+        from coop_export.exporter import make_optimizer
+        cases = [(lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True,
+                                            weight_decay=0.01), 3),
+                 (lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.5), 3),
+                 (lambda p: torch.optim.Adam(p, lr=0.1, weight_decay=0.01), 1),
+                 (lambda p: torch.optim.AdamW(p, lr=0.1, weight_decay=0.1), 1)]
+        for make, steps in cases:
+            torch.manual_seed(0)
+            param = nn.Parameter(torch.randn(5))
+            grads = [torch.randn(5) for _ in range(steps)]
+            mine = param.detach().clone()
+            optimizer = make([param])
+            rule = make_optimizer(optimizer)
+            state = [torch.zeros(5) for _ in rule.state_names]
+            for grad in grads:
+                param.grad = grad.clone()
+                optimizer.step()
+                rule.update(mine, grad, state)
+            with self.subTest(optimizer=repr(optimizer).split()[0], rule=rule):
+                torch.testing.assert_close(mine, param.detach(), rtol=1e-6, atol=1e-7)
+
+    def test_optimizer_options_it_cannot_express_are_refused(self):
+        model = nn.Linear(4, 3)
+        for optimizer in (torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9,
+                                          dampening=0.1),
+                          torch.optim.Adam(model.parameters(), amsgrad=True),
+                          torch.optim.RMSprop(model.parameters())):
+            with self.assertRaises(ExportError):
+                export(model, (torch.randn(2, 4),), F.cross_entropy, optimizer,
+                       targets=(torch.tensor([0, 1]),))
 
     def test_import_round_trip(self):
         with tempfile.TemporaryDirectory() as tmp:
