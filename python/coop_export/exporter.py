@@ -201,12 +201,15 @@ def _layouts_before_in_place_views(graph_module, traced_inputs):
     mode = FakeTensorMode()
     layouts = {}
 
-    class Replay(torch.fx.Interpreter):
-        def fetch_attr(self, target):
-            return mode.from_tensor(super().fetch_attr(target))
+    lifts = {torch.ops.aten.lift_fresh.default, torch.ops.aten.lift_fresh_copy.default}
 
+    class Replay(torch.fx.Interpreter):
         def run_node(self, node):
             result = super().run_node(node)
+            # A constant is fake unless only lifted (the fake mode lifts
+            # real tensors itself and recurses on fake ones).
+            if node.op == "get_attr" and not all(u.target in lifts for u in node.users):
+                result = mode.from_tensor(result)
             layouts[node] = torch.utils._pytree.tree_map(layout, result)
             return result
 
