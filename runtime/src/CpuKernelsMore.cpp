@@ -4,7 +4,9 @@
 // CpuKernels.cpp: average pooling (Inception, DenseNet), the causal mask
 // of GPT (arange, tril, bitwise_not, masked_fill), and Swin's shifted
 // windows (roll, constant_pad_nd, relative position index and index_put,
-// comparisons, in-place fills and copies). Same contract as the core set:
+// comparisons, in-place fills and copies); and those of common models
+// outside the zoo (hard activations, SiLU, neg, triu, baddbmm, MSE loss,
+// adaptive average pooling, nearest upsampling, scalar fills). Same contract as the core set:
 // `prepare` checks by name and shape, `run` neither fails nor allocates,
 // inputs may be strided, outputs are contiguous, sums run in double in a
 // fixed order. The registry in CpuKernels.cpp appends this table.
@@ -674,6 +676,474 @@ void runIndexPut(const Call &c) {
   }
 }
 
+
+//===----------------------------------------------------------------------===//
+// Activations outside the core set (MobileNet's ReLU6 and hard swish,
+// EfficientNet's SiLU) and their backwards, negation. float32; inputs may
+// be strided; an in-place variant runs in its output, which holds self.
+//===----------------------------------------------------------------------===//
+
+/// Float32 tensor parameters 0..inputs-1, all of the output's shape.
+std::string prepareFloatSameShape(const Signature &sig, int inputs) {
+  CHECK_OK(operands(sig, inputs));
+  const Tensor &out = sig.outputs[0];
+  CHECK_OK(dtypeIs(out, "the output", coop_pb::FLOAT32));
+  for (int p = 0; p < inputs; ++p) {
+    const Tensor &t = *sig.call.tensor(p);
+    CHECK_OK(dtypeIs(t, p ? "the second operand" : "the first operand", coop_pb::FLOAT32));
+    if (!shapesEqual(t, out))
+      return "operand #" + std::to_string(p) + " " + dims(t) + " and output " + dims(out) +
+             " differ";
+  }
+  return "";
+}
+
+std::string prepareUnary(const Signature &sig) { return prepareFloatSameShape(sig, 1); }
+std::string prepareGradient(const Signature &sig) { return prepareFloatSameShape(sig, 2); }
+
+template <typename F> void unary(const Call &c, F f) {
+  const Tensor &in = *c.tensor(0);
+  float *o = c.out(0).ptr<float>();
+  for (int64_t k = 0, n = c.out(0).numel(); k < n; ++k)
+    o[k] = f(floatAt(in, k));
+}
+
+/// out = f(grad_output, self), elementwise.
+template <typename F> void gradient(const Call &c, F f) {
+  const Tensor &g = *c.tensor(0), &x = *c.tensor(1);
+  float *o = c.out(0).ptr<float>();
+  for (int64_t k = 0, n = c.out(0).numel(); k < n; ++k)
+    o[k] = f(floatAt(g, k), floatAt(x, k));
+}
+
+// hardtanh(self, min_val=-1, max_val=1): self clamped to [min_val, max_val].
+std::string prepareHardtanh(const Signature &sig) {
+  CHECK_OK(prepareFloatSameShape(sig, sig.call.numParams));
+  if (sig.call.f("min_val", -1) > sig.call.f("max_val", 1))
+    return "min_val " + std::to_string(sig.call.f("min_val", -1)) + " exceeds max_val " +
+           std::to_string(sig.call.f("max_val", 1));
+  return "";
+}
+
+void runHardtanh(const Call &c) {
+  float lo = static_cast<float>(c.f("min_val", -1)), hi = static_cast<float>(c.f("max_val", 1));
+  unary(c, [lo, hi](float x) { return x < lo ? lo : x > hi ? hi : x; });
+}
+
+// hardtanh_backward(grad_output, self, min_val, max_val): the gradient
+// where min_val < self < max_val, else zero (as ATen).
+void runHardtanhBackward(const Call &c) {
+  float lo = static_cast<float>(c.f("min_val", -1)), hi = static_cast<float>(c.f("max_val", 1));
+  gradient(c, [lo, hi](float g, float x) { return x <= lo || x >= hi ? 0.f : g; });
+}
+
+// hardswish(self): x * clamp(x + 3, 0, 6) / 6; the backward as ATen:
+// 0 below -3, g * (x / 3 + 0.5) up to 3, g above.
+void runHardswish(const Call &c) {
+  unary(c, [](float x) {
+    return static_cast<float>(x * std::min(std::max(double(x) + 3, 0.0), 6.0) / 6);
+  });
+}
+void runHardswishBackward(const Call &c) {
+  gradient(c, [](float g, float x) {
+    return x < -3.f ? 0.f : x <= 3.f ? static_cast<float>(g * (double(x) / 3 + 0.5)) : g;
+  });
+}
+
+// hardsigmoid(self): clamp(x + 3, 0, 6) / 6; the backward: g / 6 strictly
+// inside (-3, 3), else zero.
+void runHardsigmoid(const Call &c) {
+  unary(c, [](float x) {
+    return static_cast<float>(std::min(std::max(double(x) + 3, 0.0), 6.0) / 6);
+  });
+}
+void runHardsigmoidBackward(const Call &c) {
+  gradient(c, [](float g, float x) {
+    return x > -3.f && x < 3.f ? static_cast<float>(double(g) / 6) : 0.f;
+  });
+}
+
+// silu(self): x * sigmoid(x). (torch 1.13 differentiates it through
+// sigmoid, so no silu_backward.)
+void runSilu(const Call &c) {
+  unary(c, [](float x) { return static_cast<float>(x / (1 + std::exp(-double(x)))); });
+}
+
+void runNeg(const Call &c) { unary(c, [](float x) { return -x; }); }
+
+// triu(self, diagonal): element (..., i, j) is kept where j - i >= diagonal.
+void runTriu(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  int64_t rows = out.dim(-2), cols = out.dim(-1), diagonal = c.i("diagonal", 0);
+  int64_t width = elementSize(out.dtype);
+  for (int64_t k = 0, n = out.numel(); k < n; ++k) {
+    int64_t j = k % cols, i = (k / cols) % rows;
+    if (j - i >= diagonal)
+      std::memcpy(out.data + k * width, in.at(k), width);
+    else
+      std::memset(out.data + k * width, 0, width);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar fills and strided empties
+//===----------------------------------------------------------------------===//
+
+// fill_.Scalar(self, value): every element takes value; self may be a view.
+std::string prepareFillScalar(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  const Tensor &out = sig.outputs[0];
+  if (!numeric(out.dtype))
+    return std::string("cannot fill ") + dtypeName(out.dtype);
+  if (!shapesEqual(*sig.call.tensor(0), out))
+    return "self " + dims(*sig.call.tensor(0)) + " and output " + dims(out) + " differ";
+  if (!sig.call.has("value"))
+    return "has no scalar 'value'";
+  return "";
+}
+
+void runFillScalar(const Call &c) {
+  const Tensor &out = c.out(0);
+  double v = c.f("value");
+  for (int64_t k = 0, n = out.numel(); k < n; ++k)
+    store(out.at(k), out.dtype, v);
+}
+
+// new_empty_strided(self, size, stride): zeros of `size` (a deterministic
+// run reads no garbage); the output's layout is the plan's, and since
+// every element is zero, `stride` changes no value.
+std::string prepareNewEmptyStrided(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  const Tensor &out = sig.outputs[0];
+  if (!numeric(out.dtype))
+    return std::string("cannot fill ") + dtypeName(out.dtype);
+  int64_t size[kMaxRank], stride[kMaxRank];
+  int n = sig.call.ints("size", size, kMaxRank), m = sig.call.ints("stride", stride, kMaxRank);
+  if (n != out.rank || !std::equal(size, size + n, out.shape))
+    return "size is not the output's shape " + dims(out);
+  if (m != n)
+    return "stride has " + std::to_string(m) + " entries for a size of " + std::to_string(n);
+  return "";
+}
+
+void runNewEmptyStrided(const Call &c) {
+  std::memset(c.out(0).data, 0, c.out(0).numel() * elementSize(c.out(0).dtype));
+}
+
+//===----------------------------------------------------------------------===//
+// baddbmm(self, batch1, batch2, beta=1, alpha=1): beta * self + alpha *
+// batch1 @ batch2, self broadcast to [B, M, N] (ignored when beta is 0, as
+// ATen); each product a fixed-order sum in double.
+//===----------------------------------------------------------------------===//
+
+std::string prepareBaddbmm(const Signature &sig) {
+  CHECK_OK(operands(sig, 3));
+  const Tensor &self = *sig.call.tensor(0), &a = *sig.call.tensor(1), &b = *sig.call.tensor(2);
+  const Tensor &out = sig.outputs[0];
+  CHECK_OK(dtypeIs(self, "self", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(a, "batch1", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(b, "batch2", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(out, "the output", coop_pb::FLOAT32));
+  if (a.rank != 3 || b.rank != 3 || out.rank != 3 || a.shape[0] != b.shape[0] ||
+      a.shape[2] != b.shape[1] || out.shape[0] != a.shape[0] || out.shape[1] != a.shape[1] ||
+      out.shape[2] != b.shape[2])
+    return "batch1 " + dims(a) + " x batch2 " + dims(b) + " -> " + dims(out) +
+           " is not a batched matrix product";
+  if (!broadcastable(self, out))
+    return "self " + dims(self) + " does not broadcast to " + dims(out);
+  return "";
+}
+
+void runBaddbmm(const Call &c) {
+  const Tensor &self = *c.tensor(0), &a = *c.tensor(1), &b = *c.tensor(2), &out = c.out(0);
+  double beta = c.f("beta", 1), alpha = c.f("alpha", 1);
+  int64_t B = a.shape[0], M = a.shape[1], K = a.shape[2], N = b.shape[2], idx[kMaxRank];
+  const float *A = a.ptr<float>(), *Bm = b.ptr<float>();
+  float *o = out.ptr<float>();
+  for (int64_t t = 0, at = 0; t < B; ++t)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j, ++at) {
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+          sum += double(A[t * a.strides[0] + i * a.strides[1] + k * a.strides[2]]) *
+                 Bm[t * b.strides[0] + k * b.strides[1] + j * b.strides[2]];
+        double value = alpha * sum;
+        if (beta != 0) {
+          idx[0] = t; idx[1] = i; idx[2] = j;
+          value += beta * *reinterpret_cast<const float *>(broadcastAt(self, idx, 3));
+        }
+        o[at] = static_cast<float>(value);
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// mse_loss(self, target, reduction) and mse_loss_backward(grad_output,
+// self, target, reduction); reduction 0 none, 1 mean, 2 sum.
+//===----------------------------------------------------------------------===//
+
+std::string checkMse(const Signature &sig, int self, const Tensor &expected) {
+  const Tensor &x = *sig.call.tensor(self), &t = *sig.call.tensor(self + 1);
+  CHECK_OK(dtypeIs(x, "self", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(t, "target", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
+  if (!shapesEqual(x, t))
+    return "self " + dims(x) + " and target " + dims(t) + " differ";
+  int64_t reduction = sig.call.i("reduction", 1);
+  if (reduction < 0 || reduction > 2)
+    return "reduction " + std::to_string(reduction) + " is not 0 (none), 1 (mean) or 2 (sum)";
+  if (reduction == 0 ? !shapesEqual(expected, x) : expected.numel() != 1)
+    return std::string(self ? "grad_output " : "output ") + dims(expected) +
+           (reduction ? " is not a scalar" : " is not self's shape " + dims(x));
+  return "";
+}
+
+std::string prepareMse(const Signature &sig) {
+  CHECK_OK(operands(sig, 2));
+  return checkMse(sig, 0, sig.outputs[0]);
+}
+
+void runMse(const Call &c) {
+  const Tensor &x = *c.tensor(0), &t = *c.tensor(1);
+  int64_t reduction = c.i("reduction", 1), n = x.numel();
+  float *o = c.out(0).ptr<float>();
+  double sum = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    double d = double(floatAt(x, k)) - floatAt(t, k);
+    if (reduction == 0)
+      o[k] = static_cast<float>(d * d);
+    else
+      sum += d * d;
+  }
+  if (reduction)
+    o[0] = static_cast<float>(reduction == 1 ? sum / n : sum);
+}
+
+std::string prepareMseBackward(const Signature &sig) {
+  CHECK_OK(operands(sig, 3));
+  CHECK_OK(dtypeIs(*sig.call.tensor(0), "grad_output", coop_pb::FLOAT32));
+  if (!shapesEqual(*sig.call.tensor(1), sig.outputs[0]))
+    return "output " + dims(sig.outputs[0]) + " is not self's shape " + dims(*sig.call.tensor(1));
+  return checkMse(sig, 1, *sig.call.tensor(0));
+}
+
+// grad * 2 * (self - target), over the element count for mean.
+void runMseBackward(const Call &c) {
+  const Tensor &g = *c.tensor(0), &x = *c.tensor(1), &t = *c.tensor(2);
+  int64_t reduction = c.i("reduction", 1), n = x.numel();
+  double norm = reduction == 1 ? 2.0 / n : 2.0;
+  float *o = c.out(0).ptr<float>();
+  for (int64_t k = 0; k < n; ++k) {
+    double grad = floatAt(g, reduction ? 0 : k);
+    o[k] = static_cast<float>(norm * (double(floatAt(x, k)) - floatAt(t, k)) * grad);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// _adaptive_avg_pool2d(self, output_size) and its backward (grad_output,
+// self): output (oh, ow) averages rows floor(oh * H / OH) to
+// ceil((oh + 1) * H / OH) and likewise columns, as ATen; [N, C, H, W] or
+// [C, H, W]. The backward gathers each input's windows in output order.
+//===----------------------------------------------------------------------===//
+
+int64_t windowStart(int64_t o, int64_t in, int64_t out) { return o * in / out; }
+int64_t windowEnd(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
+
+std::string checkAdaptive(const Tensor &in, const Tensor &out) {
+  if ((in.rank != 3 && in.rank != 4) || out.rank != in.rank ||
+      !std::equal(in.shape, in.shape + in.rank - 2, out.shape))
+    return "only [N, C, H, W] or [C, H, W] pooling is implemented: " + dims(in) + " -> " +
+           dims(out);
+  if (out.dim(-2) < 1 || out.dim(-1) < 1 || in.dim(-2) < 1 || in.dim(-1) < 1)
+    return "empty pooling " + dims(in) + " -> " + dims(out);
+  return "";
+}
+
+std::string prepareAdaptiveAvgPool(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  const Tensor &in = *sig.call.tensor(0), &out = sig.outputs[0];
+  CHECK_OK(dtypeIs(in, "self", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(out, "the output", coop_pb::FLOAT32));
+  CHECK_OK(checkAdaptive(in, out));
+  int64_t size[2];
+  if (sig.call.ints("output_size", size, 2) != 2 || size[0] != out.dim(-2) ||
+      size[1] != out.dim(-1))
+    return "output_size is not the output's last two dimensions " + dims(out);
+  return "";
+}
+
+/// (plane, h, w) of a [.., H, W] tensor, planes flattened.
+float planeAt(const Tensor &t, int64_t plane, int64_t h, int64_t w) {
+  int64_t off = h * t.strides[t.rank - 2] + w * t.strides[t.rank - 1];
+  if (t.rank == 4)
+    off += (plane / t.shape[1]) * t.strides[0] + (plane % t.shape[1]) * t.strides[1];
+  else
+    off += plane * t.strides[0];
+  return t.ptr<float>()[off];
+}
+
+void runAdaptiveAvgPool(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  int64_t H = in.dim(-2), W = in.dim(-1), OH = out.dim(-2), OW = out.dim(-1);
+  int64_t planes = out.numel() / (OH * OW);
+  float *o = out.ptr<float>();
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = windowStart(oh, H, OH), h1 = windowEnd(oh, H, OH);
+        int64_t w0 = windowStart(ow, W, OW), w1 = windowEnd(ow, W, OW);
+        double sum = 0;
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w)
+            sum += planeAt(in, p, h, w);
+        *o++ = static_cast<float>(sum / ((h1 - h0) * (w1 - w0)));
+      }
+}
+
+std::string prepareAdaptiveAvgPoolBackward(const Signature &sig) {
+  CHECK_OK(operands(sig, 2));
+  const Tensor &go = *sig.call.tensor(0), &self = *sig.call.tensor(1);
+  CHECK_OK(dtypeIs(go, "grad_output", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
+  if (!shapesEqual(self, sig.outputs[0]))
+    return "output " + dims(sig.outputs[0]) + " differs from self " + dims(self);
+  return checkAdaptive(self, go);
+}
+
+void runAdaptiveAvgPoolBackward(const Call &c) {
+  const Tensor &go = *c.tensor(0), &out = c.out(0);
+  int64_t H = out.dim(-2), W = out.dim(-1), OH = go.dim(-2), OW = go.dim(-1);
+  int64_t planes = out.numel() / (H * W);
+  float *dx = out.ptr<float>();
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t ih = 0; ih < H; ++ih) {
+      // The windows holding row ih: floor(ih * OH / H) .. ceil((ih + 1) * OH / H).
+      int64_t ohLo = windowStart(ih, OH, H), ohHi = std::min(windowEnd(ih, OH, H), OH);
+      for (int64_t iw = 0; iw < W; ++iw) {
+        int64_t owLo = windowStart(iw, OW, W), owHi = std::min(windowEnd(iw, OW, W), OW);
+        double sum = 0;
+        for (int64_t oh = ohLo; oh < ohHi; ++oh)
+          for (int64_t ow = owLo; ow < owHi; ++ow) {
+            int64_t area = (windowEnd(oh, H, OH) - windowStart(oh, H, OH)) *
+                           (windowEnd(ow, W, OW) - windowStart(ow, W, OW));
+            sum += double(planeAt(go, p, oh, ow)) / area;
+          }
+        *dx++ = static_cast<float>(sum);
+      }
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// upsample_nearest2d.vec(input, output_size, scale_factors) and its
+// backward (grad_output, output_size, input_size, scale_factors): output
+// row o reads input row min(floor(o * scale), in - 1), scale 1 / the
+// factor when scale_factors is given, else in / out, in float as ATen
+// (o when the sizes match, o / 2 when the output is twice the input).
+//===----------------------------------------------------------------------===//
+
+/// Scale factor #d of `scale_factors`, or 0 when absent.
+double scaleFactor(const Call &c, int d) {
+  const coop_pb::Value *list = c.arg("scale_factors");
+  if (!list || list->kind_case() != coop_pb::Value::kList || list->list().items_size() <= d)
+    return 0;
+  const coop_pb::Value &item = list->list().items(d);
+  return item.kind_case() == coop_pb::Value::kFloatValue ? item.float_value()
+         : item.kind_case() == coop_pb::Value::kIntValue ? double(item.int_value())
+                                                        : 0;
+}
+
+int64_t nearestSource(int64_t o, int64_t in, int64_t out, double factor) {
+  if (out == in)
+    return o;
+  if (out == 2 * in)
+    return o >> 1;
+  float scale = factor > 0 ? static_cast<float>(1.0 / factor)
+                           : static_cast<float>(in) / static_cast<float>(out);
+  return std::min(static_cast<int64_t>(std::floor(o * scale)), in - 1);
+}
+
+/// Checks input [N, C, H, W] -> output against output_size or the scale
+/// factors (floor(in * factor)).
+std::string checkUpsample(const Call &c, const Tensor &in, const Tensor &out) {
+  if (in.rank != 4 || out.rank != 4 || in.shape[0] != out.shape[0] ||
+      in.shape[1] != out.shape[1])
+    return "only [N, C, H, W] upsampling is implemented: " + dims(in) + " -> " + dims(out);
+  int64_t size[2];
+  int n = c.ints("output_size", size, 2);
+  if (n > 0) {
+    if (n != 2 || size[0] != out.shape[2] || size[1] != out.shape[3])
+      return "output_size is not the output's last two dimensions " + dims(out);
+  } else {
+    for (int d = 0; d < 2; ++d) {
+      double factor = scaleFactor(c, d);
+      if (factor <= 0)
+        return "has neither output_size nor two positive scale_factors";
+      if (static_cast<int64_t>(std::floor(in.shape[2 + d] * factor)) != out.shape[2 + d])
+        return "output " + dims(out) + " is not " + dims(in) + " scaled by the scale_factors";
+    }
+  }
+  if (in.shape[2] < 1 || in.shape[3] < 1)
+    return "empty input " + dims(in);
+  return "";
+}
+
+std::string prepareUpsampleNearest(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  CHECK_OK(dtypeIs(*sig.call.tensor(0), "input", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
+  return checkUpsample(sig.call, *sig.call.tensor(0), sig.outputs[0]);
+}
+
+void runUpsampleNearest(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  int64_t H = in.shape[2], W = in.shape[3], OH = out.shape[2], OW = out.shape[3];
+  double fh = scaleFactor(c, 0), fw = scaleFactor(c, 1);
+  float *o = out.ptr<float>();
+  for (int64_t p = 0, planes = in.shape[0] * in.shape[1]; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      int64_t ih = nearestSource(oh, H, OH, fh);
+      for (int64_t ow = 0; ow < OW; ++ow)
+        *o++ = planeAt(in, p, ih, nearestSource(ow, W, OW, fw));
+    }
+}
+
+std::string prepareUpsampleNearestBackward(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  const Tensor &go = *sig.call.tensor(0), &out = sig.outputs[0];
+  CHECK_OK(dtypeIs(go, "grad_output", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(out, "the output", coop_pb::FLOAT32));
+  int64_t size[kMaxRank];
+  int n = sig.call.ints("input_size", size, kMaxRank);
+  if (n != out.rank || !std::equal(size, size + n, out.shape))
+    return "input_size is not the output's shape " + dims(out);
+  return checkUpsample(sig.call, out, go);
+}
+
+/// Each input element gathers the gradient of the outputs that read it (a
+/// contiguous run, since the source row grows with the output row), in
+/// output order.
+void runUpsampleNearestBackward(const Call &c) {
+  const Tensor &go = *c.tensor(0), &out = c.out(0);
+  int64_t H = out.shape[2], W = out.shape[3], OH = go.shape[2], OW = go.shape[3];
+  double fh = scaleFactor(c, 0), fw = scaleFactor(c, 1);
+  float *dx = out.ptr<float>();
+  for (int64_t p = 0, planes = out.shape[0] * out.shape[1]; p < planes; ++p)
+    for (int64_t ih = 0, oh1 = 0; ih < H; ++ih) {
+      int64_t oh0 = oh1;
+      while (oh1 < OH && nearestSource(oh1, H, OH, fh) == ih)
+        ++oh1;
+      for (int64_t iw = 0, ow1 = 0; iw < W; ++iw) {
+        int64_t ow0 = ow1;
+        while (ow1 < OW && nearestSource(ow1, W, OW, fw) == iw)
+          ++ow1;
+        double sum = 0;
+        for (int64_t oh = oh0; oh < oh1; ++oh)
+          for (int64_t ow = ow0; ow < ow1; ++ow)
+            sum += planeAt(go, p, oh, ow);
+        *dx++ = static_cast<float>(sum);
+      }
+    }
+}
+
 } // namespace
 
 std::vector<KernelDef> moreCpuKernels() {
@@ -696,6 +1166,34 @@ std::vector<KernelDef> moreCpuKernels() {
       {"aten.constant_pad_nd", {"self"}, preparePad, runPad},
       {"aten.index.Tensor", {"self", "indices[]"}, prepareIndex, runIndex},
       {"aten.index_put", {"self", "indices[]", "values"}, prepareIndexPut, runIndexPut},
+      {"aten.hardtanh", {"self"}, prepareHardtanh, runHardtanh},
+      {"aten.hardtanh_", {"self"}, prepareHardtanh, runHardtanh},
+      {"aten.hardtanh_backward", {"grad_output", "self"}, prepareHardtanh, runHardtanhBackward},
+      {"aten.hardswish", {"self"}, prepareUnary, runHardswish},
+      {"aten.hardswish_", {"self"}, prepareUnary, runHardswish},
+      {"aten.hardswish_backward", {"grad_output", "self"}, prepareGradient,
+       runHardswishBackward},
+      {"aten.hardsigmoid", {"self"}, prepareUnary, runHardsigmoid},
+      {"aten.hardsigmoid_", {"self"}, prepareUnary, runHardsigmoid},
+      {"aten.hardsigmoid_backward", {"grad_output", "self"}, prepareGradient,
+       runHardsigmoidBackward},
+      {"aten.silu", {"self"}, prepareUnary, runSilu},
+      {"aten.silu_", {"self"}, prepareUnary, runSilu},
+      {"aten.neg", {"self"}, prepareUnary, runNeg},
+      {"aten.neg_", {"self"}, prepareUnary, runNeg},
+      {"aten.triu", {"self"}, prepareTril, runTriu},
+      {"aten.fill_.Scalar", {"self"}, prepareFillScalar, runFillScalar, true},
+      {"aten.new_empty_strided", {"self"}, prepareNewEmptyStrided, runNewEmptyStrided},
+      {"aten.baddbmm", {"self", "batch1", "batch2"}, prepareBaddbmm, runBaddbmm},
+      {"aten.mse_loss", {"self", "target"}, prepareMse, runMse},
+      {"aten.mse_loss_backward", {"grad_output", "self", "target"}, prepareMseBackward,
+       runMseBackward},
+      {"aten._adaptive_avg_pool2d", {"self"}, prepareAdaptiveAvgPool, runAdaptiveAvgPool},
+      {"aten._adaptive_avg_pool2d_backward", {"grad_output", "self"},
+       prepareAdaptiveAvgPoolBackward, runAdaptiveAvgPoolBackward},
+      {"aten.upsample_nearest2d.vec", {"input"}, prepareUpsampleNearest, runUpsampleNearest},
+      {"aten.upsample_nearest2d_backward.vec", {"grad_output"}, prepareUpsampleNearestBackward,
+       runUpsampleNearestBackward},
   };
 }
 

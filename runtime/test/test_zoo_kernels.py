@@ -2,9 +2,11 @@
 
 Tiny models that make the exporter emit the kernels the bigger zoo models
 need (average pooling, GPT's causal mask, Swin's shifted windows and
-relative position bias) run three training steps through coop-opt and
-coop-run, and their losses and updated parameters must match PyTorch's
-own steps within test_e2e's tolerance. Each model also checks that its
+relative position bias) and those of common models outside the zoo
+(MobileNet's and EfficientNet's activations, baddbmm and triu attention,
+adaptive pooling, nearest upsampling, MSE loss, scalar fills) run three
+training steps through coop-opt and coop-run, and their losses and updated
+parameters must match PyTorch's own steps within test_e2e's tolerance. Each model also checks that its
 exported step really contains the kernels it is meant to test.
 
 Needs torch (for /usr/bin/python3) and the tools named by COOP_OPT,
@@ -102,6 +104,67 @@ if torch is not None:
             mask[:, 4:] = 3
             return self.head((z + e + m * y + v + mask[:, 2:] * y).reshape(1, 12).expand(2, 12))
 
+    class Activations(nn.Module):
+        """MobileNet's ReLU6 (hardtanh) and hard swish/sigmoid, EfficientNet's
+        SiLU, in place and not, and negation (a GRU's 1 - z); the inputs
+        span the activations' corners (-3, -1, 0, 1, 3, 6). (torch 1.13
+        differentiates SiLU through sigmoid, not silu_backward.)"""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(6) * 2)
+            self.heads = nn.ModuleList(nn.Linear(6, 3) for _ in range(10))
+
+        def forward(self, x):
+            y = x * self.w
+            parts = (F.relu6(y), F.hardtanh(y * 1.5, -0.5, 2.0, inplace=True),
+                     F.hardswish(y + 0.5, inplace=True), F.hardsigmoid(y),
+                     F.hardsigmoid(y - 1, inplace=True), F.silu(y * 0.5, inplace=True),
+                     -y, F.hardswish(y * 0.7), F.silu(y), (y * 2).neg_())
+            return sum(head(p) for head, p in zip(self.heads, parts))
+
+    class BiasedAttention(nn.Module):
+        """Hand-written attention: scores from baddbmm with a broadcast
+        bias, beta and alpha; a triu mask (bool) filled; triu on floats."""
+
+        def __init__(self, d=6, seq=5):
+            super().__init__()
+            self.seq = seq
+            self.q = nn.Linear(d, d)
+            self.k = nn.Linear(d, d, bias=False)
+            self.bias = nn.Parameter(torch.randn(seq, seq))
+            self.head = nn.Linear(seq * d, 3)
+
+        def forward(self, x):  # x [B, seq, d]
+            scores = torch.baddbmm(self.bias, self.q(x), self.k(x).transpose(1, 2),
+                                   beta=0.5, alpha=0.25)
+            mask = torch.ones(self.seq, self.seq, dtype=torch.bool).triu(1)
+            att = scores.masked_fill(mask, -1e4).softmax(-1) + torch.triu(scores, -1)
+            return self.head((att @ x).flatten(1))
+
+    class PoolUpsample(nn.Module):
+        """VGG's adaptive average pool (uneven, overlapping windows),
+        nearest upsampling by a factor and to a size, a scalar fill of a
+        fresh strided tensor and of a slice of it, under an MSE loss."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(3, 5, 7))
+            self.heads = nn.ModuleList(nn.Linear(3 * n, 4) for n in (6, 24, 21, 35))
+
+        def forward(self, x):  # x [2, 3, 5, 7]
+            y = x * self.w
+            a = F.adaptive_avg_pool2d(y, (3, 2))
+            u = F.interpolate(a, scale_factor=2, mode="nearest")
+            v = F.interpolate(y, size=(7, 3), mode="nearest")
+            m = y.new_empty_strided((2, 3, 5, 7), (105, 35, 7, 1))
+            m.fill_(0.5)
+            m[:, :, 1:3].fill_(2.0)
+            return sum(head(p.flatten(1)) for head, p in zip(self.heads, (a, u, v, y * m)))
+
+    def _mse_sum(output, target):
+        return F.mse_loss(output, target) + 0.5 * F.mse_loss(output, target, reduction="sum")
+
     CASES = {
         "avg_pool": lambda: (AvgPool(), (torch.randn(2, 3, 7, 7),), (torch.tensor([1, 3]),),
                              F.cross_entropy, "sgd"),
@@ -112,6 +175,13 @@ if torch is not None:
                                     (torch.tensor([0, 2]),), F.cross_entropy, "sgd"),
         "fills": lambda: (Fills(), (torch.randn(4, 3),), (torch.tensor([0, 1]),),
                           F.cross_entropy, "sgd"),
+        "activations": lambda: (Activations(), (torch.randn(8, 6) * 2,),
+                                (torch.tensor([0, 1, 2, 0, 1, 2, 0, 1]),),
+                                F.cross_entropy, "sgd"),
+        "biased_attention": lambda: (BiasedAttention(), (torch.randn(2, 5, 6),),
+                                     (torch.tensor([0, 2]),), F.cross_entropy, "sgd"),
+        "pool_upsample": lambda: (PoolUpsample(), (torch.randn(2, 3, 5, 7),),
+                                  (torch.randn(2, 4),), _mse_sum, "sgd"),
     }
     KERNELS = {
         "avg_pool": {"aten.avg_pool2d", "aten.avg_pool2d_backward"},
@@ -124,6 +194,15 @@ if torch is not None:
                   "aten.fill_.Tensor", "aten.lift_fresh_copy",
                   # as_strided_ only relayouts: exported as a view.
                   "aten.as_strided.default"},
+        "activations": {"aten.hardtanh", "aten.hardtanh_", "aten.hardtanh_backward",
+                        "aten.hardswish_", "aten.hardswish_backward", "aten.hardsigmoid",
+                        "aten.hardsigmoid_", "aten.hardsigmoid_backward", "aten.silu_",
+                        "aten.hardswish", "aten.silu", "aten.neg", "aten.neg_"},
+        "biased_attention": {"aten.baddbmm", "aten.triu"},
+        "pool_upsample": {"aten._adaptive_avg_pool2d", "aten._adaptive_avg_pool2d_backward",
+                          "aten.upsample_nearest2d.vec",
+                          "aten.upsample_nearest2d_backward.vec", "aten.new_empty_strided",
+                          "aten.fill_.Scalar", "aten.mse_loss", "aten.mse_loss_backward"},
     }
 
     _small_build = small_models.build
@@ -155,14 +234,23 @@ class ZooKernels(unittest.TestCase):
                              f"{name} does not emit {KERNELS[name] - kernels}")
         self.check_against_torch(name)
 
+    def test_activations(self):
+        self.check("activations")
+
     def test_avg_pool(self):
         self.check("avg_pool")
 
     def test_causal_attention(self):
         self.check("causal_attention")
 
+    def test_biased_attention(self):
+        self.check("biased_attention")
+
     def test_fills(self):
         self.check("fills")
+
+    def test_pool_upsample(self):
+        self.check("pool_upsample")
 
     def test_shifted_windows(self):
         self.check("shifted_windows")
