@@ -6,10 +6,10 @@
 // windows (roll, constant_pad_nd, relative position index and index_put,
 // comparisons, in-place fills and copies); and those of common models
 // outside the zoo (hard activations, SiLU, neg, triu, baddbmm, MSE loss,
-// adaptive average pooling, nearest upsampling, scalar fills). Same contract as the core set:
-// `prepare` checks by name and shape, `run` neither fails nor allocates,
-// inputs may be strided, outputs are contiguous, sums run in double in a
-// fixed order. The registry in CpuKernels.cpp appends this table.
+// adaptive average pooling, nearest upsampling, scalar fills). Same
+// contract as the core set: `prepare` checks by name and shape, `run`
+// neither fails nor allocates, inputs may be strided, outputs are
+// contiguous, sums run in double in a fixed order. The registry in CpuKernels.cpp appends this table.
 //
 //===----------------------------------------------------------------------===//
 
