@@ -9,7 +9,8 @@
 // adaptive average pooling, nearest upsampling, scalar fills). Same
 // contract as the core set: `prepare` checks by name and shape, `run`
 // neither fails nor allocates, inputs may be strided, outputs are
-// contiguous, sums run in double in a fixed order. The registry in CpuKernels.cpp appends this table.
+// contiguous, sums run in double in a fixed order. The registry in
+// CpuKernels.cpp appends this table.
 //
 //===----------------------------------------------------------------------===//
 

@@ -6,8 +6,9 @@ relative position bias) and those of common models outside the zoo
 (MobileNet's and EfficientNet's activations, baddbmm and triu attention,
 adaptive pooling, nearest upsampling, MSE loss, scalar fills) run three
 training steps through coop-opt and coop-run, and their losses and updated
-parameters must match PyTorch's own steps within test_e2e's tolerance. Each model also checks that its
-exported step really contains the kernels it is meant to test.
+parameters must match PyTorch's own steps within test_e2e's tolerance.
+Each model also checks that its exported step really contains the kernels
+it is meant to test.
 
 Needs torch (for /usr/bin/python3) and the tools named by COOP_OPT,
 COOP_TRANSLATE and COOP_RUN; reuses test_e2e's export-plan-run-compare."""
