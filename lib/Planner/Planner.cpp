@@ -284,10 +284,12 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
 class Simulator {
 public:
   Simulator(const Graph &graph, const PlanOptions &options, Plan &plan,
-            const std::vector<OpId> &keepUntil)
+            const std::vector<OpId> &keepUntil,
+            const std::vector<char> &packLow)
       : g_(graph), options_(options), plan_(plan),
         a_(analyse(graph, options)), values_(graph.tensors.size()),
-        opStamp_(graph.ops.size(), 0), keepUntil_(keepUntil) {}
+        opStamp_(graph.ops.size(), 0), keepUntil_(keepUntil),
+        packLow_(packLow) {}
 
   Status run();
   /// After run() failed at an op: the contents that op read which had been
@@ -296,6 +298,10 @@ public:
     return evictedInputs_;
   }
   OpId failedOp() const { return currentOp_; }
+  /// After run() failed: the transient values that sat in the arena as
+  /// barriers (resident but not evictable then: read by the failing op or
+  /// its closure, being written, kept, or never evictable).
+  std::vector<TensorId> barriersAtFailure() const;
 
 private:
   struct Value {
@@ -361,6 +367,9 @@ private:
   /// Per content: not evicted before this op (plan() fills it on retries).
   const std::vector<OpId> &keepUntil_;
   std::vector<TensorId> evictedInputs_; // of the current op, before it ran
+  /// Per content: placed first fit from the low end (plan() fills it on
+  /// retries with the barriers of a failure).
+  const std::vector<char> &packLow_;
   int64_t allocatedBytes_ = 0;
   double fragmentationSum_ = 0;
 };
@@ -580,7 +589,7 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
   regions.push_back(&main_);
   // A value the replay keeps resident is as good as unevictable until
   // then: pack it low, next to the persistent state, out of the windows.
-  const bool packLow = owner >= 0 && kept(owner);
+  const bool packLow = owner >= 0 && (kept(owner) || packLow_[owner]);
   auto place = [&](Arena *r) {
     return packLow ? r->allocateLowest(size, owner)
                    : r->allocate(size, owner, atHighEdge);
@@ -821,6 +830,18 @@ Status Simulator::runOp(OpId k) {
   return Status::ok();
 }
 
+std::vector<TensorId> Simulator::barriersAtFailure() const {
+  std::vector<TensorId> barriers;
+  for (const Arena *region : {&main_, &small_})
+    for (const auto &entry : region->pieces()) {
+      const int32_t owner = entry.second.owner;
+      if (owner >= 0 && g_.tensors[owner].producer != kNone &&
+          !evictableNow(owner))
+        barriers.push_back(owner);
+    }
+  return barriers;
+}
+
 Status Simulator::run() {
   PlanStats &stats = plan_.stats;
   stats.memoryFloorBytes = a_.floorBytes;
@@ -881,21 +902,38 @@ Status Simulator::run() {
   return Status::ok();
 }
 
-} // namespace
+/// Marks `values` to be packed low on the next replay; an in-place result
+/// lives where its first version was placed, so the versions it overwrote
+/// are marked too. Returns whether anything new was marked.
+bool packLowFromNowOn(const Graph &g, const std::vector<TensorId> &values,
+                      std::vector<char> *packLow) {
+  bool marked = false;
+  for (TensorId value : values)
+    for (TensorId v = g.contentOf(value);
+         v != kNone && g.tensors[v].producer != kNone;
+         v = g.tensors[v].previousVersion == kNone
+                 ? kNone
+                 : g.contentOf(g.tensors[v].previousVersion)) {
+      if (!(*packLow)[v]) {
+        (*packLow)[v] = 1;
+        marked = true;
+      }
+    }
+  return marked;
+}
 
-Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
-  // The whole schedule is known, so a failed replay can be learned from:
-  // when an op runs out of memory while recomputing inputs that were
-  // evicted before it, replay with those inputs kept resident until that
-  // op, and repeat while that adds something new. A budget that plans on
-  // the first replay gives exactly the plain policy's plan.
+/// One series of replays (see plan()). With `packBarriers`, each failure
+/// also marks its barriers to be packed low.
+Status replay(const Graph &graph, const PlanOptions &options,
+              bool packBarriers, Plan *out) {
   std::vector<OpId> keepUntil(graph.tensors.size(), kNone);
+  std::vector<char> packLow(graph.tensors.size(), 0);
   Status first = Status::ok();
   for (int attempt = 0;; ++attempt) {
     *out = Plan();
     out->policy = options.policy;
     out->budgetBytes = options.budgetBytes;
-    Simulator simulator(graph, options, *out, keepUntil);
+    Simulator simulator(graph, options, *out, keepUntil, packLow);
     Status st = simulator.run();
     if (st)
       return st;
@@ -908,9 +946,37 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
         keepUntil[t] = failed;
         learned = true;
       }
+    if (packBarriers)
+      learned |= packLowFromNowOn(graph, simulator.barriersAtFailure(),
+                                  &packLow);
     if (!learned || attempt + 1 >= kMaxReplays || failed == kNone)
       return first;
   }
+}
+
+} // namespace
+
+Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
+  // The whole schedule is known, so a failed replay can be learned from:
+  // when an op runs out of memory while recomputing inputs that were
+  // evicted before it, replay with those inputs kept resident until that
+  // op, and repeat while that adds something new. A budget that plans on
+  // the first replay gives exactly the plain policy's plan.
+  Status first = replay(graph, options, /*packBarriers=*/false, out);
+  if (first || options.policy == Policy::None ||
+      first.message().rfind("out of memory", 0) != 0)
+    return first;
+  // Then a second series that also learns where the failure's barriers
+  // (resident values that were not evictable then: mostly what the op and
+  // its closure still had to read) cut the arena into runs too short for
+  // the request, and packs them first fit at the low end from the next
+  // replay on. Only when the first series fails, so every budget that
+  // planned before plans exactly as before; never for `none`, the baseline
+  // that memory ratios are measured against. The first series' error is
+  // the one reported.
+  if (replay(graph, options, /*packBarriers=*/true, out))
+    return Status::ok();
+  return first;
 }
 
 Status minimumBudget(const Graph &graph, PlanOptions options,
