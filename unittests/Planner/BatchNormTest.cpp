@@ -77,15 +77,6 @@ struct CnnStep {
   }
 };
 
-PlanOptions byteOptions(Policy policy, int64_t budget) {
-  PlanOptions o;
-  o.policy = policy;
-  o.budgetBytes = budget;
-  o.alignment = 1;
-  o.twoEndedPartitioning = false;
-  return o;
-}
-
 /// Coop, DTR and DTE all need at least 564 bytes when the batch norms
 /// cannot be recomputed, and about 472 when they can.
 constexpr int64_t kBudget = 500;

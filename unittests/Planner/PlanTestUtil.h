@@ -22,6 +22,17 @@
 
 namespace coop::planner::testing {
 
+/// Options for hand-built layouts: byte-exact (alignment 1) and one-ended,
+/// so that the expected pictures are easy to derive.
+inline PlanOptions byteOptions(Policy policy, int64_t budget) {
+  PlanOptions o;
+  o.policy = policy;
+  o.budgetBytes = budget;
+  o.alignment = 1;
+  o.twoEndedPartitioning = false;
+  return o;
+}
+
 /// Plans and, when planning succeeds, requires the independent verifier to
 /// accept the plan. Returns the planner's status (gtest prints its message).
 inline Status planAndVerify(const Graph &graph, const PlanOptions &options,

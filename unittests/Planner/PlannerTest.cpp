@@ -9,15 +9,6 @@ using namespace coop::planner::testing;
 
 namespace {
 
-PlanOptions byteOptions(Policy policy, int64_t budget) {
-  PlanOptions o;
-  o.policy = policy;
-  o.budgetBytes = budget;
-  o.alignment = 1; // byte-exact layouts keep the pictures readable
-  o.twoEndedPartitioning = false;
-  return o;
-}
-
 // The paper's motivating example. Arena of 110 bytes:
 //
 //   0    10   30   50   70   90   110
