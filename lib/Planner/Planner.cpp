@@ -117,6 +117,12 @@ struct StepAnalysis {
   /// Per non-view op: the inputs a recomputation reads (contents, with
   /// repeats): all but those overwritten by discarded outputs.
   std::vector<std::vector<TensorId>> recomputeReads;
+  /// Per content: the last op that may read it, directly or by recomputing
+  /// a value derived from it (>= lastUse).
+  std::vector<int32_t> lastRecomputeUse;
+  /// Per content: read by more than one op, so more than one recomputation
+  /// may need it again after its last use.
+  std::vector<char> sharedInput;
   int64_t persistentBytes = 0;
   int64_t floorBytes = 0;
   OpId floorOp = kNone;
@@ -236,6 +242,28 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
         a.dieAt[a.lastUse[out]].push_back(out);
     }
   }
+  // Derived values that may be evicted bring their inputs back when they
+  // are recomputed, so an input may be needed until the derived value's own
+  // last recompute use.
+  a.lastRecomputeUse = a.lastUse;
+  std::vector<int32_t> readers(n, 0);
+  for (OpId k = opCount - 1; k >= 0; --k) {
+    int32_t derivedUse = -1;
+    for (TensorId out : g.ops[k].outputs)
+      if (a.recomputable[out] && a.lastUse[out] != kForever)
+        derivedUse = std::max(derivedUse, a.lastRecomputeUse[out]);
+    std::vector<TensorId> reads = a.recomputeReads[k];
+    std::sort(reads.begin(), reads.end());
+    reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+    for (TensorId in : reads) {
+      a.lastRecomputeUse[in] = std::max(a.lastRecomputeUse[in], derivedUse);
+      ++readers[in];
+    }
+  }
+  a.sharedInput.assign(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    a.sharedInput[i] = readers[i] > 1;
+
   for (size_t i = 0; i < n; ++i)
     if (g.tensors[i].producer == kNone) {
       a.persistentBytes += allocationSize(g.tensors[i].bytes, options.alignment);
@@ -285,11 +313,17 @@ class Simulator {
 public:
   Simulator(const Graph &graph, const PlanOptions &options, Plan &plan,
             const std::vector<OpId> &keepUntil,
-            const std::vector<char> &packLow)
+            const std::vector<char> &packLow,
+            const std::vector<OpId> &retainUntil)
       : g_(graph), options_(options), plan_(plan),
         a_(analyse(graph, options)), values_(graph.tensors.size()),
         opStamp_(graph.ops.size(), 0), keepUntil_(keepUntil),
-        packLow_(packLow) {}
+        packLow_(packLow), retainUntil_(retainUntil),
+        retireAt_(graph.ops.size()) {
+    for (size_t t = 0; t < retainUntil.size(); ++t)
+      if (retainUntil[t] > a_.lastUse[t] && retainUntil[t] < OpId(graph.ops.size()))
+        retireAt_[retainUntil[t]].push_back(static_cast<TensorId>(t));
+  }
 
   Status run();
   /// After run() failed at an op: the contents that op read which had been
@@ -298,6 +332,9 @@ public:
     return evictedInputs_;
   }
   OpId failedOp() const { return currentOp_; }
+  /// After run() failed: the values its closure was rebuilding although no
+  /// op reads them any more, each with the last op that may still need it.
+  std::vector<std::pair<TensorId, OpId>> deadValuesRebuiltAtFailure() const;
   /// After run() failed: the transient values that sat in the arena as
   /// barriers (resident but not evictable then: read by the failing op or
   /// its closure, being written, kept, or never evictable).
@@ -337,11 +374,16 @@ private:
   TensorId chooseLowestScore(const Arena &region);
   bool evictableNow(TensorId t) const {
     const Value &v = values_[t];
-    return a_.evictable[t] && v.resident && !v.pinned && v.pendingReads == 0 &&
-           !kept(t);
+    return (a_.evictable[t] || retainedPastLastUse(t)) && v.resident &&
+           !v.pinned && v.pendingReads == 0 && !kept(t);
   }
   /// Kept resident until an op that would otherwise have to recompute it.
   bool kept(TensorId t) const { return currentOp_ < keepUntil_[t]; }
+  /// Past its last use but not freed, because recomputations may read it
+  /// again; evictable like a value that is still read.
+  bool retainedPastLastUse(TensorId t) const {
+    return a_.lastUse[t] < currentOp_ && currentOp_ <= retainUntil_[t];
+  }
   double score(TensorId t, const Arena &region);
   double neighbourhoodCost(TensorId t);
   void place(TensorId t, Arena *region, int64_t offset, int64_t size);
@@ -370,6 +412,10 @@ private:
   /// Per content: placed first fit from the low end (plan() fills it on
   /// retries with the barriers of a failure).
   const std::vector<char> &packLow_;
+  /// Per content: not freed before this op has run, even past its last use
+  /// (plan() fills it on retries with values closures rebuilt).
+  const std::vector<OpId> &retainUntil_;
+  std::vector<std::vector<TensorId>> retireAt_; // retained values by op
   int64_t allocatedBytes_ = 0;
   double fragmentationSum_ = 0;
 };
@@ -769,7 +815,8 @@ Status Simulator::listClosure(TensorId content) {
 void Simulator::consumeReads(OpId op) {
   auto release = [&](TensorId t) {
     const Value &v = values_[t];
-    if (v.resident && v.pendingReads == 0 && a_.lastUse[t] < currentOp_)
+    if (v.resident && v.pendingReads == 0 && a_.lastUse[t] < currentOp_ &&
+        retainUntil_[t] < currentOp_)
       drop(t, InstructionKind::Free);
   };
   for (TensorId in : a_.recomputeReads[op]) {
@@ -823,11 +870,25 @@ Status Simulator::runOp(OpId k) {
   }
   for (TensorId in : op.inputs)
     --values_[a_.content[in]].pendingReads;
-  // Values past their last use go now.
+  // Values past their last use go now, unless retained for recomputations.
   for (TensorId t : a_.dieAt[k])
+    if (values_[t].resident && retainUntil_[t] <= k)
+      drop(t, InstructionKind::Free);
+  for (TensorId t : retireAt_[k])
     if (values_[t].resident)
       drop(t, InstructionKind::Free);
   return Status::ok();
+}
+
+std::vector<std::pair<TensorId, OpId>>
+Simulator::deadValuesRebuiltAtFailure() const {
+  std::vector<std::pair<TensorId, OpId>> dead;
+  for (OpId p : closure_)
+    for (TensorId out : g_.ops[p].outputs)
+      if (a_.content[out] == out && a_.lastUse[out] < currentOp_ &&
+          a_.sharedInput[out])
+        dead.push_back({out, a_.lastRecomputeUse[out]});
+  return dead;
 }
 
 std::vector<TensorId> Simulator::barriersAtFailure() const {
@@ -922,18 +983,25 @@ bool packLowFromNowOn(const Graph &g, const std::vector<TensorId> &values,
   return marked;
 }
 
-/// One series of replays (see plan()). With `packBarriers`, each failure
-/// also marks its barriers to be packed low.
+/// What a series of replays learns from each failure besides the values to
+/// keep (see plan()).
+struct ReplayLessons {
+  bool packBarriers = false;
+  bool retainRebuilt = false;
+};
+
+/// One series of replays (see plan()).
 Status replay(const Graph &graph, const PlanOptions &options,
-              bool packBarriers, Plan *out) {
+              ReplayLessons lessons, Plan *out) {
   std::vector<OpId> keepUntil(graph.tensors.size(), kNone);
   std::vector<char> packLow(graph.tensors.size(), 0);
+  std::vector<OpId> retainUntil(graph.tensors.size(), kNone);
   Status first = Status::ok();
   for (int attempt = 0;; ++attempt) {
     *out = Plan();
     out->policy = options.policy;
     out->budgetBytes = options.budgetBytes;
-    Simulator simulator(graph, options, *out, keepUntil, packLow);
+    Simulator simulator(graph, options, *out, keepUntil, packLow, retainUntil);
     Status st = simulator.run();
     if (st)
       return st;
@@ -946,9 +1014,15 @@ Status replay(const Graph &graph, const PlanOptions &options,
         keepUntil[t] = failed;
         learned = true;
       }
-    if (packBarriers)
+    if (lessons.packBarriers)
       learned |= packLowFromNowOn(graph, simulator.barriersAtFailure(),
                                   &packLow);
+    if (lessons.retainRebuilt)
+      for (auto [value, until] : simulator.deadValuesRebuiltAtFailure())
+        if (retainUntil[value] < until) {
+          retainUntil[value] = until;
+          learned = true;
+        }
     if (!learned || attempt + 1 >= kMaxReplays || failed == kNone)
       return first;
   }
@@ -962,7 +1036,7 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // evicted before it, replay with those inputs kept resident until that
   // op, and repeat while that adds something new. A budget that plans on
   // the first replay gives exactly the plain policy's plan.
-  Status first = replay(graph, options, /*packBarriers=*/false, out);
+  Status first = replay(graph, options, ReplayLessons(), out);
   if (first || options.policy == Policy::None ||
       first.message().rfind("out of memory", 0) != 0)
     return first;
@@ -974,7 +1048,18 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // planned before plans exactly as before; never for `none`, the baseline
   // that memory ratios are measured against. The first series' error is
   // the one reported.
-  if (replay(graph, options, /*packBarriers=*/true, out))
+  ReplayLessons lessons;
+  lessons.packBarriers = true;
+  if (replay(graph, options, lessons, out))
+    return Status::ok();
+  // A third series also learns which values the failing closure rebuilt
+  // although nothing reads them any more, and that more than one op read
+  // (a projection shared by every time step of a recurrent layer): those
+  // are not freed at their last use but stay resident, evictable, until
+  // the last op that may recompute from them, so later closures find them
+  // instead of rebuilding them each time.
+  lessons.retainRebuilt = true;
+  if (replay(graph, options, lessons, out))
     return Status::ok();
   return first;
 }
