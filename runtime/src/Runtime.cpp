@@ -601,6 +601,40 @@ struct coop_session_s {
   double lastStepMs = 0;
 };
 
+namespace {
+
+/// Every kernel `backend` lacks, by name, or nullptr.
+coop_status_t checkKernels(const coop_plan_t &plan, const Backend &backend, const char *name) {
+  std::vector<std::string> missing;
+  for (size_t l = 0; l < plan.launches.size(); ++l) {
+    const std::string &kernel = plan.proto.launches(static_cast<int>(l)).kernel();
+    if (!backend.implements(*plan.launches[l].kernel) &&
+        std::find(missing.begin(), missing.end(), kernel) == missing.end())
+      missing.push_back(kernel);
+  }
+  if (missing.empty())
+    return nullptr;
+  Error error(COOP_STATUS_UNIMPLEMENTED);
+  error << "backend '" << name << "' has no kernel for ";
+  for (size_t i = 0; i < missing.size(); ++i)
+    error << (i ? ", '" : "'") << missing[i] << "'";
+  return error;
+}
+
+} // namespace
+
+extern "C" coop_status_t coop_plan_check_backend(const coop_plan_t *plan, const char *backend) {
+  if (!plan || !backend)
+    return Error(COOP_STATUS_INVALID_ARGUMENT) << "coop_plan_check_backend: null pointer";
+  return guarded([&]() -> coop_status_t {
+    std::string error;
+    std::unique_ptr<Backend> created = createBackend(backend, error);
+    if (!created)
+      return Error(COOP_STATUS_UNIMPLEMENTED) << error;
+    return checkKernels(*plan, *created, backend);
+  });
+}
+
 extern "C" coop_status_t coop_session_create(const coop_plan_t *plan, const char *backend,
                                              coop_session_t **out) {
   if (!plan || !backend || !out)
@@ -613,21 +647,8 @@ extern "C" coop_status_t coop_session_create(const coop_plan_t *plan, const char
     session->backend = createBackend(backend, error);
     if (!session->backend)
       return Error(COOP_STATUS_UNIMPLEMENTED) << error;
-    // Every kernel the backend lacks, by name, before the arena exists.
-    std::vector<std::string> missing;
-    for (size_t l = 0; l < plan->launches.size(); ++l) {
-      const std::string &kernel = plan->proto.launches(static_cast<int>(l)).kernel();
-      if (!session->backend->implements(*plan->launches[l].kernel) &&
-          std::find(missing.begin(), missing.end(), kernel) == missing.end())
-        missing.push_back(kernel);
-    }
-    if (!missing.empty()) {
-      Error error(COOP_STATUS_UNIMPLEMENTED);
-      error << "backend '" << backend << "' has no kernel for ";
-      for (size_t i = 0; i < missing.size(); ++i)
-        error << (i ? ", '" : "'") << missing[i] << "'";
-      return error;
-    }
+    if (coop_status_t missing = checkKernels(*plan, *session->backend, backend))
+      return missing;
     session->arena = session->backend->allocateArena(plan->proto.arena_bytes(), error);
     if (!session->arena)
       return Error(COOP_STATUS_OUT_OF_MEMORY) << error;

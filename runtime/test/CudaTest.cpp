@@ -195,9 +195,7 @@ TEST(CudaBackend, CoversTheBundledMlp) {
     coop_plan_release(plan);
   }
   EXPECT_TRUE(coop::rt::cudaHasKernel("aten.mul_.Scalar"));
-  for (const char *lacking : {"aten.embedding", "aten.convolution", "aten.native_layer_norm",
-                              "aten.no_such_kernel"})
-    EXPECT_FALSE(coop::rt::cudaHasKernel(lacking)) << lacking;
+  EXPECT_FALSE(coop::rt::cudaHasKernel("aten.no_such_kernel"));
 }
 
 TEST(CudaBackend, MlpMatchesTheCpuBackend) {

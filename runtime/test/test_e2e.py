@@ -7,7 +7,8 @@
     (parameters, buffers, optimizer state) to the unconstrained plan.
 
 Needs torch (for /usr/bin/python3) and the tools named by COOP_OPT,
-COOP_TRANSLATE and COOP_RUN."""
+COOP_TRANSLATE and COOP_RUN; COOP_BACKEND names coop-run's backend (cpu
+when unset)."""
 import os
 import re
 import struct
@@ -29,6 +30,7 @@ except ImportError as error:  # pragma: no cover - depends on the machine
     IMPORT_ERROR = error
 
 STEPS = 3
+BACKEND = os.environ.get("COOP_BACKEND", "cpu")
 RATIOS = (0.8, 0.5, 0.3)
 POLICIES = ("coop", "dtr", "dte")
 # |runtime - torch| <= ATOL + RTOL * |torch|, elementwise, after STEPS steps.
@@ -81,7 +83,8 @@ class Model:
     def run(self, plan, steps=STEPS):
         """(losses as float32 bit patterns, raw bytes of every argument)."""
         dump = plan + ".args"
-        out = subprocess.run([tool("COOP_RUN"), plan, "--init", self.graph_path,
+        out = subprocess.run([tool("COOP_RUN"), plan, "--backend", BACKEND,
+                              "--init", self.graph_path,
                               "--steps", str(steps), "--dump-arguments", dump],
                              capture_output=True, text=True)
         if out.returncode != 0:
@@ -241,7 +244,8 @@ class BundledModel(unittest.TestCase):
 
     def run_plan(self, plan):
         dump = plan + ".args"
-        out = subprocess.run([tool("COOP_RUN"), plan, "--seed", "1", "--steps", "2",
+        out = subprocess.run([tool("COOP_RUN"), plan, "--backend", BACKEND,
+                              "--seed", "1", "--steps", "2",
                               "--dump-arguments", dump], check=True, capture_output=True,
                              text=True)
         with open(dump, "rb") as f:

@@ -7,6 +7,10 @@ kernel whose own check accepts it. No session is created (zoo arenas are
 many GB). A model that cannot be planned at 0.5 is reported and skipped
 (test/Models/zoo.mlir covers planning).
 
+With COOP_RUN_CUDA set to a coop-run with a CUDA backend that can start
+(the host emulation of the tests, or a GPU), each plan must also pass
+`--check --backend cuda`: the CUDA backend has a kernel for every launch.
+
 Needs the tools named by COOP_OPT, COOP_TRANSLATE and COOP_RUN."""
 import glob
 import gzip
@@ -49,11 +53,15 @@ class ZooCheck(unittest.TestCase):
         self.assertEqual(compiled.returncode, 0, compiled.stderr.decode())
         subprocess.run([tool("COOP_TRANSLATE"), "--coop-rt-to-plan", "-o", plan],
                        input=compiled.stdout, capture_output=True, check=True)
-        out = subprocess.run([tool("COOP_RUN"), plan, "--check"], capture_output=True,
-                             text=True)
-        self.assertEqual(out.returncode, 0, f"{name}: {out.stderr}")
-        self.assertIn("every launch has a kernel that accepts it", out.stdout)
-        print(f"\n{name}: {out.stdout.strip()}")
+        runs = [(tool("COOP_RUN"), "cpu")]
+        if os.environ.get("COOP_RUN_CUDA"):
+            runs.append((tool("COOP_RUN_CUDA"), "cuda"))
+        for run, backend in runs:
+            out = subprocess.run([run, plan, "--check", "--backend", backend],
+                                 capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, f"{name}: {out.stderr}")
+            self.assertIn(f"every launch has a {backend} kernel that accepts it", out.stdout)
+            print(f"\n{name}: {out.stdout.strip()}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 // coop-run plan.pb [--backend cpu|cuda] [--steps N] [--init graph.pb | --seed S]
 //                  [--dump-arguments out.bin] [--quiet]
 //                  [--profile table.txt [--repeat N]]
-// coop-run plan.pb --check
+// coop-run plan.pb --check [--backend cpu|cuda]
 //
 // Prints one line per step (step, loss, wall time, arena high-water mark)
 // and a summary. The loss is also printed as a hexadecimal float, exact to
@@ -12,7 +12,8 @@
 // cost-model profile table (docs/cost-model.md), one line per kernel and
 // operand signatures: the median of its launches' medians. With --check
 // the plan is only loaded and validated (every launch has a kernel that
-// accepts it); no session is created and no arena allocated.
+// accepts it, and the backend has it); no session is created and no arena
+// allocated.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +37,7 @@ int usage(const char *message) {
                "usage: coop-run PLAN [--backend cpu|cuda] [--steps N] "
                "[--init GRAPH.pb | --seed S] [--dump-arguments OUT.bin] [--quiet]\n"
                "                [--profile TABLE.txt [--repeat N]]\n"
-               "       coop-run PLAN --check\n",
+               "       coop-run PLAN --check [--backend cpu|cuda]\n",
                message);
   return 2;
 }
@@ -87,7 +88,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
-    sessionOption |= arg == "--backend" || arg == "--steps" || arg == "--seed" ||
+    sessionOption |= arg == "--steps" || arg == "--seed" ||
                      arg == "--init" || arg == "--dump-arguments" || arg == "--profile" ||
                      arg == "--repeat";
     if (arg == "--backend") {
@@ -140,18 +141,23 @@ int main(int argc, char **argv) {
   if (repeatGiven && !profile)
     return usage("--repeat needs --profile");
   if (check && sessionOption)
-    return usage("--check loads the plan only (against the CPU reference kernels): it takes "
-                 "no backend, step, init, dump or profile options");
+    return usage("--check loads the plan only (and checks that the backend runs every launch): "
+                 "it takes no step, init, dump or profile options");
 
   coop_plan_t *plan = nullptr;
   if (coop_status_t status = coop_plan_load_file(planPath, &plan))
     return fail(status, "cannot load the plan");
   if (check) {
-    // Loading checked every buffer and every launch against its kernel.
-    std::printf("plan '%s': %zu launches, arena %lld bytes: every launch has a kernel that "
+    // Loading checked every buffer and every launch against its CPU
+    // reference kernel; another backend may implement fewer.
+    if (coop_status_t status = coop_plan_check_backend(plan, backend.c_str())) {
+      coop_plan_release(plan);
+      return fail(status, "cannot run the plan");
+    }
+    std::printf("plan '%s': %zu launches, arena %lld bytes: every launch has a %s kernel that "
                 "accepts it\n",
                 coop_plan_name(plan), coop_plan_launch_count(plan),
-                static_cast<long long>(coop_plan_arena_bytes(plan)));
+                static_cast<long long>(coop_plan_arena_bytes(plan)), backend.c_str());
     coop_plan_release(plan);
     return 0;
   }

@@ -95,6 +95,10 @@ coop_status_t coop_plan_argument_info(const coop_plan_t *plan, size_t index,
                                       coop_tensor_info_t *out_info);
 coop_status_t coop_plan_find_argument(const coop_plan_t *plan, const char *name,
                                       size_t *out_index);
+/* Whether `backend` ("cpu", "cuda") runs every launch of the plan: creates
+ * the backend (a device backend needs its device) but no arena, and names
+ * every kernel it lacks. */
+coop_status_t coop_plan_check_backend(const coop_plan_t *plan, const char *backend);
 size_t coop_plan_output_count(const coop_plan_t *plan);
 coop_status_t coop_plan_output_info(const coop_plan_t *plan, size_t index,
                                     coop_tensor_info_t *out_info);

@@ -5,71 +5,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaKernels.h"
+#include "CudaDevice.cuh"
 
 namespace coop::rt::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocksFor(int64_t n) {
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  if (blocks < 1)
-    blocks = 1;
-  return static_cast<unsigned>(blocks > 65535 ? 65535 : blocks);
-}
-
-/// The offset of row-major element `linear` of `shape` under `strides`.
-__device__ int64_t offsetOf(int64_t linear, const Shape &shape, const int64_t *strides) {
-  int64_t off = 0;
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    int64_t size = shape.dims[d];
-    int64_t idx = size ? linear % size : 0;
-    linear = size ? linear / size : 0;
-    off += idx * strides[d];
-  }
-  return off;
-}
-
-__device__ float loadFloat(const Operand &t, int64_t off) {
-  if (t.dtype == BOOL || t.dtype == U8)
-    return static_cast<float>(reinterpret_cast<const uint8_t *>(t.data)[off]);
-  return reinterpret_cast<const float *>(t.data)[off];
-}
-
-__device__ int64_t loadInt(const Operand &t, int64_t off) {
-  switch (t.dtype) {
-  case I64: return reinterpret_cast<const int64_t *>(t.data)[off];
-  case I32: return reinterpret_cast<const int32_t *>(t.data)[off];
-  default: return reinterpret_cast<const uint8_t *>(t.data)[off];
-  }
-}
-
-__device__ uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/// runtime/src/Random.h's uniform(key, counter).
-__device__ float uniform(uint64_t key, uint64_t counter) {
-  uint64_t bits = mix64(counter * 0x9E3779B97F4A7C15ull ^ key);
-  return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
-}
-
-int64_t numel(const Shape &s) {
-  int64_t n = 1;
-  for (int d = 0; d < s.rank; ++d)
-    n *= s.dims[d];
-  return n;
-}
 
 constexpr double kSqrt2 = 1.4142135623730951, kSqrt2OverPi = 0.7978845608028654,
                  kInvSqrt2Pi = 0.3989422804014327;
 
 __global__ void elementwiseKernel(Elementwise p, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(blockDim.x) * gridDim.x) {
+  COOP_GRID_STRIDE(i, n) {
     int64_t off[3];
     for (int k = 0; k < p.numInputs; ++k)
       off[k] = offsetOf(i, p.shape, p.in[k].strides);
@@ -123,8 +68,7 @@ __global__ void elementwiseKernel(Elementwise p, int64_t n) {
 }
 
 __global__ void fillKernel(char *out, int dtype, int64_t n, double value) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(blockDim.x) * gridDim.x) {
+  COOP_GRID_STRIDE(i, n) {
     switch (dtype) {
     case F32: reinterpret_cast<float *>(out)[i] = static_cast<float>(value); break;
     case F64: reinterpret_cast<double *>(out)[i] = value; break;
@@ -137,15 +81,13 @@ __global__ void fillKernel(char *out, int dtype, int64_t n, double value) {
 
 template <typename T>
 __global__ void copyKernel(char *dst, Operand src, Shape shape, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(blockDim.x) * gridDim.x)
+  COOP_GRID_STRIDE(i, n)
     reinterpret_cast<T *>(dst)[i] =
         reinterpret_cast<const T *>(src.data)[offsetOf(i, shape, src.strides)];
 }
 
 __global__ void memmoveKernel(char *dst, const char *src, int64_t bytes, bool backwards) {
-  if (blockIdx.x != 0 || threadIdx.x != 0)
-    return;
+  COOP_SINGLE_THREAD();
   if (backwards)
     for (int64_t i = bytes - 1; i >= 0; --i)
       dst[i] = src[i];
@@ -155,8 +97,7 @@ __global__ void memmoveKernel(char *dst, const char *src, int64_t bytes, bool ba
 }
 
 __global__ void randomKernel(Random p, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(blockDim.x) * gridDim.x) {
+  COOP_GRID_STRIDE(i, n) {
     float u = uniform(p.key, p.offset + i);
     if (!p.mask) { // bernoulli_: 1 with probability p
       reinterpret_cast<float *>(p.out)[i] = u < p.p ? 1.f : 0.f;
@@ -170,8 +111,7 @@ __global__ void randomKernel(Random p, int64_t n) {
 }
 
 __global__ void reduceKernel(Reduce p) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < p.outCount;
-       i += int64_t(blockDim.x) * gridDim.x) {
+  COOP_GRID_STRIDE(i, p.outCount) {
     int64_t base = offsetOf(i, p.kept, p.in.strides);
     double sum = 0;
     for (int64_t k = 0; k < p.count; ++k)
@@ -181,8 +121,7 @@ __global__ void reduceKernel(Reduce p) {
 }
 
 __global__ void softmaxKernel(Softmax p, int64_t lines) {
-  for (int64_t line = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; line < lines;
-       line += int64_t(blockDim.x) * gridDim.x) {
+  COOP_GRID_STRIDE(line, lines) {
     const float *x = reinterpret_cast<const float *>(p.in[0].data) +
                      offsetOf(line, p.outer, p.in[0].strides);
     float *y = reinterpret_cast<float *>(p.out) + offsetOf(line, p.outer, p.outStrides);
@@ -218,8 +157,7 @@ __device__ int64_t targetAt(const Nll &p, int64_t n) {
 }
 
 __global__ void nllForwardKernel(Nll p) {
-  if (blockIdx.x != 0 || threadIdx.x != 0)
-    return;
+  COOP_SINGLE_THREAD();
   const float *self = reinterpret_cast<const float *>(p.self);
   double sum = 0, count = 0;
   for (int64_t n = 0; n < p.N; ++n) {
@@ -235,8 +173,7 @@ __global__ void nllForwardKernel(Nll p) {
 
 __global__ void nllBackwardKernel(Nll p) {
   int64_t total = p.N * p.C;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += int64_t(blockDim.x) * gridDim.x) {
+  COOP_GRID_STRIDE(i, total) {
     int64_t n = i / p.C, c = i % p.C;
     float scale = reinterpret_cast<const float *>(p.grad)[0];
     if (p.mean)
@@ -248,8 +185,7 @@ __global__ void nllBackwardKernel(Nll p) {
 }
 
 __global__ void matmulKernel(Matmul p, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(blockDim.x) * gridDim.x) {
+  COOP_GRID_STRIDE(i, n) {
     int64_t j = i % p.N, row = (i / p.N) % p.M, t = i / (p.N * p.M);
     const float *ar = reinterpret_cast<const float *>(p.a) + t * p.ab + row * p.as0;
     const float *bc = reinterpret_cast<const float *>(p.b) + t * p.bb + j * p.bs1;
@@ -268,13 +204,13 @@ __global__ void matmulKernel(Matmul p, int64_t n) {
 cudaError_t launchElementwise(const Elementwise &p, cudaStream_t stream) {
   int64_t n = numel(p.shape);
   if (n > 0)
-    elementwiseKernel<<<blocksFor(n), kThreads, 0, stream>>>(p, n);
+    COOP_LAUNCH(elementwiseKernel, blocksFor(n), kThreads, stream)(p, n);
   return cudaGetLastError();
 }
 
 cudaError_t launchFill(char *out, int dtype, int64_t count, double value, cudaStream_t stream) {
   if (count > 0)
-    fillKernel<<<blocksFor(count), kThreads, 0, stream>>>(out, dtype, count, value);
+    COOP_LAUNCH(fillKernel, blocksFor(count), kThreads, stream)(out, dtype, count, value);
   return cudaGetLastError();
 }
 
@@ -284,14 +220,14 @@ cudaError_t launchCopy(char *dst, const Operand &src, const Shape &shape, int wi
   if (n == 0)
     return cudaGetLastError();
   if (overlap) {
-    memmoveKernel<<<1, 1, 0, stream>>>(dst, src.data, n * width, backwards);
+    COOP_LAUNCH(memmoveKernel, 1, 1, stream)(dst, src.data, n * width, backwards);
     return cudaGetLastError();
   }
   switch (width) {
-  case 1: copyKernel<uint8_t><<<blocksFor(n), kThreads, 0, stream>>>(dst, src, shape, n); break;
-  case 2: copyKernel<uint16_t><<<blocksFor(n), kThreads, 0, stream>>>(dst, src, shape, n); break;
-  case 4: copyKernel<uint32_t><<<blocksFor(n), kThreads, 0, stream>>>(dst, src, shape, n); break;
-  case 8: copyKernel<uint64_t><<<blocksFor(n), kThreads, 0, stream>>>(dst, src, shape, n); break;
+  case 1: COOP_LAUNCH(copyKernel<uint8_t>, blocksFor(n), kThreads, stream)(dst, src, shape, n); break;
+  case 2: COOP_LAUNCH(copyKernel<uint16_t>, blocksFor(n), kThreads, stream)(dst, src, shape, n); break;
+  case 4: COOP_LAUNCH(copyKernel<uint32_t>, blocksFor(n), kThreads, stream)(dst, src, shape, n); break;
+  case 8: COOP_LAUNCH(copyKernel<uint64_t>, blocksFor(n), kThreads, stream)(dst, src, shape, n); break;
   default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
@@ -300,39 +236,39 @@ cudaError_t launchCopy(char *dst, const Operand &src, const Shape &shape, int wi
 cudaError_t launchRandom(const Random &p, cudaStream_t stream) {
   int64_t n = numel(p.shape);
   if (n > 0)
-    randomKernel<<<blocksFor(n), kThreads, 0, stream>>>(p, n);
+    COOP_LAUNCH(randomKernel, blocksFor(n), kThreads, stream)(p, n);
   return cudaGetLastError();
 }
 
 cudaError_t launchReduce(const Reduce &p, cudaStream_t stream) {
   if (p.outCount > 0)
-    reduceKernel<<<blocksFor(p.outCount), kThreads, 0, stream>>>(p);
+    COOP_LAUNCH(reduceKernel, blocksFor(p.outCount), kThreads, stream)(p);
   return cudaGetLastError();
 }
 
 cudaError_t launchSoftmax(const Softmax &p, cudaStream_t stream) {
   int64_t lines = numel(p.outer);
   if (lines > 0 && p.length > 0)
-    softmaxKernel<<<blocksFor(lines), kThreads, 0, stream>>>(p, lines);
+    COOP_LAUNCH(softmaxKernel, blocksFor(lines), kThreads, stream)(p, lines);
   return cudaGetLastError();
 }
 
 cudaError_t launchNllForward(const Nll &p, cudaStream_t stream) {
-  nllForwardKernel<<<1, 1, 0, stream>>>(p);
+  COOP_LAUNCH(nllForwardKernel, 1, 1, stream)(p);
   return cudaGetLastError();
 }
 
 cudaError_t launchNllBackward(const Nll &p, cudaStream_t stream) {
   int64_t n = p.N * p.C;
   if (n > 0)
-    nllBackwardKernel<<<blocksFor(n), kThreads, 0, stream>>>(p);
+    COOP_LAUNCH(nllBackwardKernel, blocksFor(n), kThreads, stream)(p);
   return cudaGetLastError();
 }
 
 cudaError_t launchMatmul(const Matmul &p, cudaStream_t stream) {
   int64_t n = p.batch * p.M * p.N;
   if (n > 0)
-    matmulKernel<<<blocksFor(n), kThreads, 0, stream>>>(p, n);
+    COOP_LAUNCH(matmulKernel, blocksFor(n), kThreads, stream)(p, n);
   return cudaGetLastError();
 }
 
