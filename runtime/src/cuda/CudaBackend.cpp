@@ -315,6 +315,9 @@ const HandlerTable &handlerTable() {
     h["aten._log_softmax_backward_data"] = softmax<true, true>;
     h["aten.nll_loss_forward"] = nllForward;
     h["aten.nll_loss_backward"] = nllBackward;
+    addConvHandlers(h);
+    addNormHandlers(h);
+    addLayoutHandlers(h);
     return h;
   }();
   return handlers;

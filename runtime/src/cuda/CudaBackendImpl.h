@@ -112,6 +112,9 @@ using Handler = void (*)(CudaBackend &, const Call &);
 using HandlerTable = std::unordered_map<std::string, Handler>;
 /// All the handlers (CudaBackend.cpp), which each family file adds to.
 const HandlerTable &handlerTable();
+void addConvHandlers(HandlerTable &h);   // CudaOpsConv.cpp
+void addNormHandlers(HandlerTable &h);   // CudaOpsNorm.cpp
+void addLayoutHandlers(HandlerTable &h); // CudaOpsLayout.cpp
 
 class CudaBackend : public Backend {
 public:

@@ -1,0 +1,6 @@
+//===- CudaKernelsConv.cu - Kernels: convolution and pooling ===//
+
+#include "CudaDevice.cuh"
+#include "CudaKernelsConv.h"
+
+namespace coop::rt::cuda {} // namespace coop::rt::cuda
