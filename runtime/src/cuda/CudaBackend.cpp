@@ -327,8 +327,13 @@ bool CudaBackend::implements(const KernelDef &kernel) const {
   if (handlers.count(&kernel))
     return true;
   auto it = handlerTable().find(kernel.name);
-  if (it == handlerTable().end())
+  if (it == handlerTable().end()) {
+#ifdef COOP_CUDA_EMULATION
+    return cpuFallback();
+#else
     return false;
+#endif
+  }
   handlers.emplace(&kernel, it->second);
   return true;
 }

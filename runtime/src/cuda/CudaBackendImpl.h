@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 
@@ -215,8 +216,25 @@ public:
       fail(std::string("no CUDA kernel for '") + kernel.name + "'");
       return;
     }
-    handlers.find(&kernel)->second(*this, call);
+    auto handler = handlers.find(&kernel);
+#ifdef COOP_CUDA_EMULATION
+    if (handler == handlers.end()) { // the CPU fallback, on the host arena
+      kernel.run(call);
+      return;
+    }
+#endif
+    handler->second(*this, call);
   }
+
+#ifdef COOP_CUDA_EMULATION
+  /// For testing one family of kernels in models that need others: with
+  /// COOP_EMULATION_CPU_FALLBACK set, a launch without a CUDA kernel runs
+  /// the CPU reference kernel (the emulated device memory is host memory).
+  static bool cpuFallback() {
+    static const bool enabled = std::getenv("COOP_EMULATION_CPU_FALLBACK") != nullptr;
+    return enabled;
+  }
+#endif
 
   void startTimer() override { check(cudaEventRecord(start, stream), "cudaEventRecord"); }
   std::string stopTimer(double &milliseconds) override {
