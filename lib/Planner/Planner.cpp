@@ -713,8 +713,12 @@ Status Simulator::execute(OpId k, bool isRecompute) {
   for (TensorId out : op.outputs) {
     if (isDiscarded(out))
       continue;
-    if (values_[out].resident)
-      continue; // a sibling of a recomputed value: rewritten where it is
+    if (values_[out].resident) {
+      // A sibling of a recomputed value, rewritten where it is: not a
+      // victim while the other outputs find room.
+      values_[out].pinned = true;
+      continue;
+    }
     const TensorId prev = g_.tensors[out].previousVersion;
     if (prev != kNone && shouldConsumeOperand(a_.content[prev], out, k)) {
       // The buffer keeps its address and now holds the new version.
