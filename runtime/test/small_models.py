@@ -68,15 +68,18 @@ class CounterDropout(nn.Module):
 # --- models ---------------------------------------------------------------
 
 class MLP(nn.Module):
-    def __init__(self):
+    def __init__(self, hidden_layers=32):
         super().__init__()
-        self.fc1, self.fc2, self.fc3 = nn.Linear(32, 64), nn.Linear(64, 64), nn.Linear(64, 10)
+        self.fc1 = nn.Linear(32, 64)
+        self.hidden = nn.ModuleList(nn.Linear(64, 64) for _ in range(hidden_layers))
+        self.out = nn.Linear(64, 10)
         self.drop = CounterDropout(0.1)
 
     def forward(self, x):
         x = self.drop(F.relu(self.fc1(x)))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
+        for fc in self.hidden:
+            x = F.relu(fc(x))
+        return self.out(x)
 
 
 class BatchNorm2d(nn.BatchNorm2d):
@@ -114,8 +117,8 @@ class ResNet(nn.Module):
         self.conv1 = nn.Conv2d(3, 8, 3, 1, 1, bias=False)
         self.bn1 = BatchNorm2d(8)
         self.pool = nn.MaxPool2d(2)
-        self.layer1 = Block(8, 8, 1)
-        self.layer2 = Block(8, 16, 2)
+        self.layer1 = nn.Sequential(*(Block(8, 8, 1) for _ in range(24)))
+        self.layer2 = nn.Sequential(Block(8, 16, 2), Block(16, 16, 1))
         self.fc = nn.Linear(16, 10)
 
     def forward(self, x):
@@ -168,23 +171,24 @@ class Transformer(nn.Module):
 
 
 class UNet(nn.Module):
-    """A two-level U-Net: double 3x3 convolutions with batch norm and ReLU,
+    """A two-level U-Net: `depth` 3x3 convolutions with batch norm and ReLU,
     max-pool down, a stride-2 transposed convolution up, the skip
     concatenated on the channels, a 1x1 convolution to per-pixel classes."""
 
     @staticmethod
-    def double(cin, cout):
-        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
-                             nn.ReLU(inplace=True),
-                             nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
-                             nn.ReLU(inplace=True))
+    def convs(cin, cout, count):
+        layers = []
+        for i in range(count):
+            layers += [nn.Conv2d(cin if i == 0 else cout, cout, 3, padding=1, bias=False),
+                       nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+        return nn.Sequential(*layers)
 
-    def __init__(self, cin=3, width=4, classes=3):
+    def __init__(self, cin=3, width=4, classes=3, depth=8):
         super().__init__()
-        self.inc = self.double(cin, width)
-        self.down = self.double(width, 2 * width)
+        self.inc = self.convs(cin, width, depth)
+        self.down = self.convs(width, 2 * width, depth)
         self.up = nn.ConvTranspose2d(2 * width, width, 2, stride=2)
-        self.conv = self.double(2 * width, width)
+        self.conv = self.convs(2 * width, width, depth)
         self.outc = nn.Conv2d(width, classes, 1)
 
     def forward(self, x):
@@ -199,7 +203,7 @@ class LSTM(nn.Module):
 
     def __init__(self, inputs=8, hidden=16, classes=5):
         super().__init__()
-        self.lstm = nn.LSTM(inputs, hidden, num_layers=2, batch_first=True)
+        self.lstm = nn.LSTM(inputs, hidden, num_layers=12, batch_first=True)
         self.head = nn.Linear(hidden, classes)
 
     def forward(self, x):
@@ -216,12 +220,13 @@ def build(name):
     same every time (fixed seeds)."""
     torch.manual_seed(0)
     if name == "mlp":
-        return MLP(), (torch.randn(256, 32),), (torch.randint(0, 10, (256,)),), F.cross_entropy, "sgd"
+        return (MLP(), (torch.randn(1024, 32),), (torch.randint(0, 10, (1024,)),),
+                F.cross_entropy, "sgd")
     if name == "resnet":
         return (ResNet(), (torch.randn(16, 3, 16, 16),), (torch.randint(0, 10, (16,)),),
                 F.cross_entropy, "sgd")
     if name == "transformer":
-        return (Transformer(seq=32), (torch.randint(0, 50, (8, 32)),),
+        return (Transformer(seq=32, layers=8), (torch.randint(0, 50, (8, 32)),),
                 (torch.randint(0, 50, (8, 32)),), _lm_loss, "adam")
     if name == "unet":
         return (UNet(), (torch.randn(4, 3, 16, 16),), (torch.randint(0, 3, (4, 16, 16)),),

@@ -32,6 +32,12 @@ except ImportError as error:  # pragma: no cover - depends on the machine
 STEPS = 3
 BACKEND = os.environ.get("COOP_BACKEND", "cpu")
 RATIOS = (0.8, 0.5, 0.3)
+# The lowest of RATIOS each model must plan at under some policy (it checks
+# that the models stay large enough in activations to exercise eviction,
+# and guards the planner against regressions). Near their floors, U-Net
+# (0.3 is 9 % above its floor) and the LSTM (whose per-layer input
+# projection must find contiguous room, docs/planner.md) do not plan at 0.3.
+LOWEST_RATIO = {"mlp": 0.3, "resnet": 0.3, "transformer": 0.3, "unet": 0.5, "lstm": 0.5}
 POLICIES = ("coop", "dtr", "dte")
 # |runtime - torch| <= ATOL + RTOL * |torch|, elementwise, after STEPS steps.
 RTOL, ATOL = 1e-4, 1e-5
@@ -194,7 +200,8 @@ class EndToEnd(unittest.TestCase):
                 checked.append(f"{policy}@{high:.4f}(floor)")
         print(f"\n{name}: bit-identical over {STEPS} steps: {' '.join(checked)}",
               file=sys.stderr)
-        self.assertTrue(checked)
+        self.assertTrue(any(c.endswith(f"@{LOWEST_RATIO[name]}") for c in checked),
+                        f"{name}: no policy planned ratio {LOWEST_RATIO[name]}")
 
     def test_mlp_matches_torch(self):
         self.check_against_torch("mlp")
