@@ -314,12 +314,12 @@ public:
   Simulator(const Graph &graph, const PlanOptions &options, Plan &plan,
             const std::vector<OpId> &keepUntil,
             const std::vector<char> &packLow,
-            const std::vector<OpId> &retainUntil)
+            const std::vector<OpId> &retainUntil, bool recursiveClosures)
       : g_(graph), options_(options), plan_(plan),
         a_(analyse(graph, options)), values_(graph.tensors.size()),
         opStamp_(graph.ops.size(), 0), keepUntil_(keepUntil),
         packLow_(packLow), retainUntil_(retainUntil),
-        retireAt_(graph.ops.size()) {
+        retireAt_(graph.ops.size()), recursiveClosures_(recursiveClosures) {
     for (size_t t = 0; t < retainUntil.size(); ++t)
       if (retainUntil[t] > a_.lastUse[t] && retainUntil[t] < OpId(graph.ops.size()))
         retireAt_[retainUntil[t]].push_back(static_cast<TensorId>(t));
@@ -355,6 +355,14 @@ private:
   };
 
   Status runOp(OpId k);
+  /// Recursive closures: brings `content` back by recomputing its producer
+  /// after bringing back each of the producer's inputs in turn, each held
+  /// only until the producer has run (DTR's rematerialization).
+  Status rematerialize(TensorId content);
+  /// Holds `content` for one read to come, or lets it go after that read
+  /// (freeing it when nothing else wants it).
+  void hold(TensorId content) { ++values_[content].pendingReads; }
+  void letGo(TensorId content);
   /// Appends to closure_ the producers that must run again, in order, for
   /// `content` to be resident.
   Status listClosure(TensorId content);
@@ -416,6 +424,10 @@ private:
   /// (plan() fills it on retries with values closures rebuilt).
   const std::vector<OpId> &retainUntil_;
   std::vector<std::vector<TensorId>> retireAt_; // retained values by op
+  /// Closures run recursively (rematerialize) instead of listed in advance
+  /// with every value they read held until its last reader has run.
+  const bool recursiveClosures_;
+  int64_t recomputesForCurrentOp_ = 0;
   int64_t allocatedBytes_ = 0;
   double fragmentationSum_ = 0;
 };
@@ -689,7 +701,11 @@ bool Simulator::shouldConsumeOperand(TensorId operand, TensorId output,
   if (v.pendingReads > readsByOp)
     return false;
   if (a_.lastUse[operand] <= currentOp_)
-    return true; // nobody reads the old value after this op
+    // Nobody reads the old value after this op. A recursive closure (whose
+    // later branches hold nothing yet) may still want it for the current
+    // op, and must then be able to recompute it.
+    return !recursiveClosures_ || op == currentOp_ ||
+           a_.lastUse[operand] < currentOp_ || a_.recomputable[operand];
   if (options_.policy == Policy::None || !a_.evictable[operand] ||
       kept(operand))
     return false;
@@ -833,6 +849,58 @@ void Simulator::consumeReads(OpId op) {
       release(out); // a sibling nobody in the closure wanted
 }
 
+void Simulator::letGo(TensorId content) {
+  Value &v = values_[content];
+  --v.pendingReads;
+  if (v.resident && v.pendingReads == 0 && a_.lastUse[content] < currentOp_ &&
+      retainUntil_[content] < currentOp_)
+    drop(content, InstructionKind::Free);
+}
+
+Status Simulator::rematerialize(TensorId content) {
+  if (values_[content].resident)
+    return Status::ok();
+  if (!a_.recomputable[content])
+    return Status::error("internal error at " + describeOp(currentOp_) +
+                         ": '" + g_.tensors[content].name +
+                         "' is gone and cannot be recomputed");
+  // Every recomputation brings at least one value back, but a value brought
+  // back can be evicted again before its reader runs; bound the work.
+  if (++recomputesForCurrentOp_ > 4 * int64_t(g_.ops.size()) + 64)
+    return Status::error("out of memory at " + describeOp(currentOp_) +
+                         " under policy " + policyName(options_.policy) +
+                         ": its recursive closure keeps evicting what it "
+                         "brings back");
+  const OpId producer = g_.tensors[content].producer;
+  closure_.push_back(producer); // what a failure below was rebuilding
+  const std::vector<TensorId> &reads = a_.recomputeReads[producer];
+  for (size_t i = 0; i < reads.size(); ++i) {
+    Status st = rematerialize(reads[i]);
+    if (!st) {
+      for (size_t j = 0; j < i; ++j)
+        letGo(reads[j]);
+      return st;
+    }
+    hold(reads[i]);
+  }
+  Status st = execute(producer, /*isRecompute=*/true);
+  for (TensorId in : reads)
+    letGo(in);
+  if (!st)
+    return st;
+  // Siblings nobody wanted go at once; `content` waits for its reader.
+  for (TensorId out : g_.ops[producer].outputs)
+    if (out != content && a_.content[out] == out &&
+        !(a_.discardsInPlace[producer] &&
+          g_.tensors[out].previousVersion != kNone)) {
+      const Value &v = values_[out];
+      if (v.resident && v.pendingReads == 0 && a_.lastUse[out] < currentOp_ &&
+          retainUntil_[out] < currentOp_)
+        drop(out, InstructionKind::Free);
+    }
+  return Status::ok();
+}
+
 Status Simulator::runOp(OpId k) {
   currentOp_ = k;
   ++epoch_;
@@ -845,21 +913,31 @@ Status Simulator::runOp(OpId k) {
   for (TensorId in : op.inputs)
     if (!values_[a_.content[in]].resident)
       evictedInputs_.push_back(a_.content[in]);
-  for (TensorId in : op.inputs) {
-    Status st = listClosure(a_.content[in]);
-    if (!st)
-      return st;
-  }
-  for (OpId p : closure_)
-    for (TensorId in : a_.recomputeReads[p])
-      ++values_[in].pendingReads;
-  for (TensorId in : op.inputs)
-    ++values_[a_.content[in]].pendingReads;
-  for (OpId p : closure_) {
-    Status st = execute(p, /*isRecompute=*/true);
-    if (!st)
-      return st;
-    consumeReads(p);
+  if (recursiveClosures_) {
+    recomputesForCurrentOp_ = 0;
+    for (TensorId in : op.inputs) {
+      Status st = rematerialize(a_.content[in]);
+      if (!st)
+        return st;
+      hold(a_.content[in]);
+    }
+  } else {
+    for (TensorId in : op.inputs) {
+      Status st = listClosure(a_.content[in]);
+      if (!st)
+        return st;
+    }
+    for (OpId p : closure_)
+      for (TensorId in : a_.recomputeReads[p])
+        hold(in);
+    for (TensorId in : op.inputs)
+      hold(a_.content[in]);
+    for (OpId p : closure_) {
+      Status st = execute(p, /*isRecompute=*/true);
+      if (!st)
+        return st;
+      consumeReads(p);
+    }
   }
   if (op.isView) {
     // Aliases its source: nothing to allocate or compute.
@@ -992,6 +1070,7 @@ bool packLowFromNowOn(const Graph &g, const std::vector<TensorId> &values,
 struct ReplayLessons {
   bool packBarriers = false;
   bool retainRebuilt = false;
+  bool recursiveClosures = false;
 };
 
 /// One series of replays (see plan()).
@@ -1005,7 +1084,8 @@ Status replay(const Graph &graph, const PlanOptions &options,
     *out = Plan();
     out->policy = options.policy;
     out->budgetBytes = options.budgetBytes;
-    Simulator simulator(graph, options, *out, keepUntil, packLow, retainUntil);
+    Simulator simulator(graph, options, *out, keepUntil, packLow, retainUntil,
+                        lessons.recursiveClosures);
     Status st = simulator.run();
     if (st)
       return st;
@@ -1063,6 +1143,14 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // the last op that may recompute from them, so later closures find them
   // instead of rebuilding them each time.
   lessons.retainRebuilt = true;
+  if (replay(graph, options, lessons, out))
+    return Status::ok();
+  // A last series runs closures recursively, DTR's way (rematerialize):
+  // each producer's inputs are brought back in turn and held only until it
+  // has run, instead of the whole listed closure holding everything it
+  // reads until its last reader, which scatters barriers through the arena
+  // when closures are deep (a stack of per-step states of a recurrent net).
+  lessons.recursiveClosures = true;
   if (replay(graph, options, lessons, out))
     return Status::ok();
   return first;
