@@ -370,6 +370,12 @@ private:
   /// After `op` ran: its inputs have one read fewer to come; free what the
   /// current op and its closure no longer need and nothing later reads.
   void consumeReads(OpId op); // `op` was recomputed
+  /// Frees a resident value past its last use that nothing holds or retains.
+  void freeIfUnwanted(TensorId content);
+  /// After `op` was recomputed: frees its outputs but `except` that nobody
+  /// wanted (an in-place output it discarded stays where it is).
+  void freeUnwantedSiblings(OpId op, TensorId except);
+  Status checkRecomputable(TensorId content) const;
   bool shouldConsumeOperand(TensorId operand, TensorId output, OpId op);
   Status allocate(int64_t size, int32_t owner, bool expensive,
                   const std::string &what, Arena **region, int64_t *offset);
@@ -815,10 +821,8 @@ Status Simulator::execute(OpId k, bool isRecompute) {
 Status Simulator::listClosure(TensorId content) {
   if (values_[content].resident)
     return Status::ok();
-  if (!a_.recomputable[content])
-    return Status::error("internal error at " + describeOp(currentOp_) +
-                         ": '" + g_.tensors[content].name +
-                         "' is gone and cannot be recomputed");
+  if (Status st = checkRecomputable(content); !st)
+    return st;
   const OpId producer = g_.tensors[content].producer;
   if (opStamp_[producer] == epoch_)
     return Status::ok(); // already listed: it brings back all its outputs
@@ -832,38 +836,46 @@ Status Simulator::listClosure(TensorId content) {
   return Status::ok();
 }
 
-void Simulator::consumeReads(OpId op) {
-  auto release = [&](TensorId t) {
-    const Value &v = values_[t];
-    if (v.resident && v.pendingReads == 0 && a_.lastUse[t] < currentOp_ &&
-        retainUntil_[t] < currentOp_)
-      drop(t, InstructionKind::Free);
-  };
-  for (TensorId in : a_.recomputeReads[op]) {
-    --values_[in].pendingReads;
-    release(in);
-  }
-  for (TensorId out : g_.ops[op].outputs)
-    if (a_.content[out] == out &&
-        !(a_.discardsInPlace[op] && g_.tensors[out].previousVersion != kNone))
-      release(out); // a sibling nobody in the closure wanted
-}
-
-void Simulator::letGo(TensorId content) {
-  Value &v = values_[content];
-  --v.pendingReads;
+void Simulator::freeIfUnwanted(TensorId content) {
+  const Value &v = values_[content];
   if (v.resident && v.pendingReads == 0 && a_.lastUse[content] < currentOp_ &&
       retainUntil_[content] < currentOp_)
     drop(content, InstructionKind::Free);
 }
 
+void Simulator::freeUnwantedSiblings(OpId op, TensorId except) {
+  for (TensorId out : g_.ops[op].outputs)
+    if (out != except && a_.content[out] == out &&
+        !(a_.discardsInPlace[op] && g_.tensors[out].previousVersion != kNone))
+      freeIfUnwanted(out);
+}
+
+void Simulator::consumeReads(OpId op) {
+  for (TensorId in : a_.recomputeReads[op]) {
+    --values_[in].pendingReads;
+    freeIfUnwanted(in);
+  }
+  freeUnwantedSiblings(op, kNone);
+}
+
+void Simulator::letGo(TensorId content) {
+  --values_[content].pendingReads;
+  freeIfUnwanted(content);
+}
+
+Status Simulator::checkRecomputable(TensorId content) const {
+  if (a_.recomputable[content])
+    return Status::ok();
+  return Status::error("internal error at " + describeOp(currentOp_) + ": '" +
+                       g_.tensors[content].name +
+                       "' is gone and cannot be recomputed");
+}
+
 Status Simulator::rematerialize(TensorId content) {
   if (values_[content].resident)
     return Status::ok();
-  if (!a_.recomputable[content])
-    return Status::error("internal error at " + describeOp(currentOp_) +
-                         ": '" + g_.tensors[content].name +
-                         "' is gone and cannot be recomputed");
+  if (Status st = checkRecomputable(content); !st)
+    return st;
   // Every recomputation brings at least one value back, but a value brought
   // back can be evicted again before its reader runs; bound the work.
   if (++recomputesForCurrentOp_ > 4 * int64_t(g_.ops.size()) + 64)
@@ -889,15 +901,7 @@ Status Simulator::rematerialize(TensorId content) {
   if (!st)
     return st;
   // Siblings nobody wanted go at once; `content` waits for its reader.
-  for (TensorId out : g_.ops[producer].outputs)
-    if (out != content && a_.content[out] == out &&
-        !(a_.discardsInPlace[producer] &&
-          g_.tensors[out].previousVersion != kNone)) {
-      const Value &v = values_[out];
-      if (v.resident && v.pendingReads == 0 && a_.lastUse[out] < currentOp_ &&
-          retainUntil_[out] < currentOp_)
-        drop(out, InstructionKind::Free);
-    }
+  freeUnwantedSiblings(producer, content);
   return Status::ok();
 }
 
