@@ -282,6 +282,14 @@ const HandlerTable &handlerTable() {
       h[name] = elementwise<Op::Relu, 1>;
     for (const char *name : {"aten.sqrt", "aten.sqrt_"})
       h[name] = elementwise<Op::Sqrt, 1>;
+    for (const char *name : {"aten.sigmoid", "aten.sigmoid_"})
+      h[name] = elementwise<Op::Sigmoid, 1>;
+    for (const char *name : {"aten.tanh", "aten.tanh_"})
+      h[name] = elementwise<Op::Tanh, 1>;
+    for (const char *name : {"aten.neg", "aten.neg_"})
+      h[name] = elementwise<Op::Neg, 1>;
+    h["aten.sigmoid_backward"] = elementwise<Op::SigmoidBwd, 2>;
+    h["aten.tanh_backward"] = elementwise<Op::TanhBwd, 2>;
     h["aten.gelu"] = elementwise<Op::Gelu, 1>;
     h["aten.gelu_backward"] = elementwise<Op::GeluBwd, 2>;
     h["aten.threshold_backward"] = elementwise<Op::ThresholdBwd, 2>;

@@ -61,6 +61,11 @@ __global__ void elementwiseKernel(Elementwise p, int64_t n) {
       }
       break;
     case Op::Scale: r = alpha * a; break;
+    case Op::Sigmoid: r = 1.f / (1.f + expf(-a)); break;
+    case Op::Tanh: r = tanhf(a); break;
+    case Op::SigmoidBwd: r = a * (1.f - b) * b; break;
+    case Op::TanhBwd: r = a * (1.f - b * b); break;
+    case Op::Neg: r = -a; break;
     default: break;
     }
     reinterpret_cast<float *>(p.out)[i] = r;
