@@ -20,7 +20,9 @@
 namespace coop::rt {
 
 constexpr int kMaxRank = 8;
-constexpr int kMaxOperands = 64; // DenseNet-121 concatenates up to 25 tensors
+/// Operands of one launch: DenseNet-121 concatenates up to 25 tensors, a
+/// recurrent net unrolled over T time steps stacks T.
+constexpr int kMaxOperands = 4096;
 
 int64_t elementSize(coop_pb::DType dtype);
 const char *dtypeName(coop_pb::DType dtype);

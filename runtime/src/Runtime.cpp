@@ -597,6 +597,9 @@ struct coop_session_s {
   std::unique_ptr<Backend> backend;
   char *arena = nullptr;
   std::vector<bool> bound;
+  /// A launch's operands in the arena, sized for the plan's widest launch
+  /// at creation, so that running a step allocates nothing.
+  std::vector<Tensor> launchInputs, launchOutputs;
   int64_t steps = 0, launches = 0;
   double lastStepMs = 0;
 };
@@ -653,6 +656,11 @@ extern "C" coop_status_t coop_session_create(const coop_plan_t *plan, const char
     if (!session->arena)
       return Error(COOP_STATUS_OUT_OF_MEMORY) << error;
     session->bound.assign(plan->arguments.size(), false);
+    for (const LaunchInfo &launch : plan->launches) {
+      session->launchInputs.resize(std::max(session->launchInputs.size(), launch.inputs.size()));
+      session->launchOutputs.resize(
+          std::max(session->launchOutputs.size(), launch.outputs.size()));
+    }
     *out = session.release();
     return nullptr;
   });
@@ -793,7 +801,7 @@ namespace {
 
 /// Runs one launch on the session's backend (no allocation).
 void runLaunch(coop_session_t *session, const LaunchInfo &launch) {
-  Tensor ins[kMaxOperands], outs[kMaxOperands];
+  Tensor *ins = session->launchInputs.data(), *outs = session->launchOutputs.data();
   int numIn = static_cast<int>(launch.inputs.size());
   int numOut = static_cast<int>(launch.outputs.size());
   for (int i = 0; i < numIn; ++i)
