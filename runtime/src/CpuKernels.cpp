@@ -163,17 +163,18 @@ template <int N> std::string prepareElementwise(const Signature &sig) {
   return "";
 }
 
+/// An element of a float32 or bool operand (prepareElementwise accepts both).
+float asFloat(const Tensor &t, int64_t off) {
+  return t.dtype == coop_pb::BOOL ? static_cast<float>(t.ptr<uint8_t>()[off]) : ldf(t, off);
+}
+
 template <typename F> void map1(const Call &c, F f) {
   const Tensor &out = c.out(0), &a = *c.tensor(0);
   Walk w(out);
   int ia = w.add(a);
   float *o = outf(out);
   for (int64_t i = 0, n = out.numel(); i < n; ++i, w.next())
-    o[i] = f(ldf(a, w.off[ia]));
-}
-
-float asFloat(const Tensor &t, int64_t off) {
-  return t.dtype == coop_pb::BOOL ? static_cast<float>(t.ptr<uint8_t>()[off]) : ldf(t, off);
+    o[i] = f(asFloat(a, w.off[ia]));
 }
 
 template <typename F> void map2(const Call &c, F f) {
@@ -193,7 +194,7 @@ template <typename F> void map3(const Call &c, F f) {
   int ia = w.add(a), ib = w.add(b), id = w.add(d);
   float *o = outf(out);
   for (int64_t i = 0, n = out.numel(); i < n; ++i, w.next())
-    o[i] = f(ldf(a, w.off[ia]), ldf(b, w.off[ib]), ldf(d, w.off[id]));
+    o[i] = f(asFloat(a, w.off[ia]), asFloat(b, w.off[ib]), asFloat(d, w.off[id]));
 }
 
 void runAddInt(const Call &c) {
