@@ -434,16 +434,19 @@ std::string prepareCopyInto(const Signature &sig) {
   return "";
 }
 
+// Writes through the output's strides: a slice assignment (x[:, ::2] = y)
+// copies into a strided view of x.
 void runCopyInto(const Call &c) {
   const Tensor &src = *c.tensor(1), &out = c.out(0);
   int64_t width = elementSize(out.dtype), idx[kMaxRank];
   for (int64_t k = 0, n = out.numel(); k < n; ++k) {
     unflatten(out, k, idx);
     const char *from = broadcastAt(src, idx, out.rank);
+    char *to = out.at(k);
     if (src.dtype == out.dtype)
-      std::memcpy(out.data + k * width, from, width);
+      std::memcpy(to, from, width);
     else
-      store(out.data + k * width, out.dtype, valueAt(from, src.dtype));
+      store(to, out.dtype, valueAt(from, src.dtype));
   }
 }
 
@@ -1160,7 +1163,7 @@ std::vector<KernelDef> moreCpuKernels() {
       {"aten.masked_fill.Scalar", {"self", "mask"}, prepareMaskedFill, runMaskedFill},
       {"aten.zero_", {"self"}, prepareZero, runZero},
       {"aten.fill_.Tensor", {"self", "value"}, prepareFillTensor, runFillTensor, true},
-      {"aten.copy_", {"self", "src"}, prepareCopyInto, runCopyInto},
+      {"aten.copy_", {"self", "src"}, prepareCopyInto, runCopyInto, true},
       {"aten.lift_fresh_copy", {"self"}, prepareFreshCopy, runFreshCopy},
       {"aten.as_strided_", {"self"}, prepareAsStrided, runFreshCopy},
       {"aten.roll", {"self"}, prepareRoll, runRoll},

@@ -265,10 +265,9 @@ void fillTensor(CudaBackend &b, const Call &c) { copyInto(b, c.out(0), *c.tensor
 // fill_.Scalar(self, value): self may be a view.
 void fillScalar(CudaBackend &b, const Call &c) { fillInto(b, c.out(0), c.f("value")); }
 
-// copy_(self, src): src broadcast to self's shape and converted.
-void copyFrom(CudaBackend &b, const Call &c) {
-  copyInto(b, contiguousLike(c.out(0)), *c.tensor(1));
-}
+// copy_(self, src): src broadcast to self's shape and converted; self may
+// be a view (a slice assignment).
+void copyFrom(CudaBackend &b, const Call &c) { copyInto(b, c.out(0), *c.tensor(1)); }
 
 // lift_fresh_copy(self), and as_strided_(self, ...) where it re-views
 // self's elements as they are (all the CPU kernel accepts).
