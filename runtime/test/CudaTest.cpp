@@ -260,42 +260,30 @@ TEST(CudaBackend, ProfiledStepsComputeWhatPlainStepsDo) {
 
 TEST(CudaBackend, RejectsUnsupportedKernelsByName) {
   SKIP_WITHOUT_GPU();
-  // weight [3, 2] at 0, indices [2] at 32, embedding -> [2, 2] at 48.
+  // hardswish, a CPU kernel outside the zoo that the CUDA backend lacks:
+  // x [2, 2] at 0 -> [2, 2] at 16.
+  ASSERT_FALSE(coop::rt::cudaHasKernel("aten.hardswish"));
   coop_pb::Plan proto;
   proto.set_format_version(1);
-  proto.set_name("embedding");
-  proto.set_arena_bytes(64);
-  auto buffer = [](coop_pb::Buffer *b, int64_t offset, std::vector<int64_t> shape,
-                   coop_pb::DType dtype) {
-    int64_t numel = 1;
-    for (int64_t d : shape)
-      numel *= d;
+  proto.set_name("hardswish");
+  proto.set_arena_bytes(32);
+  auto buffer = [](coop_pb::Buffer *b, int64_t offset) {
     b->set_offset(offset);
-    b->set_size(numel * (dtype == coop_pb::INT64 ? 8 : 4));
-    b->set_dtype(dtype);
-    int64_t stride = 1;
-    std::vector<int64_t> strides(shape.size());
-    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d, stride *= shape[d + 1])
-      strides[d] = stride;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      b->add_shape(shape[d]);
-      b->add_strides(strides[d]);
+    b->set_size(16);
+    b->set_dtype(coop_pb::FLOAT32);
+    for (int64_t stride : {2, 1}) {
+      b->add_shape(2);
+      b->add_strides(stride);
     }
   };
-  auto *w = proto.add_arguments();
-  w->set_name("weight");
-  w->set_role(coop_pb::PARAMETER);
-  buffer(w->mutable_buffer(), 0, {3, 2}, coop_pb::FLOAT32);
-  auto *ind = proto.add_arguments();
-  ind->set_index(1);
-  ind->set_name("indices");
-  ind->set_role(coop_pb::INPUT);
-  buffer(ind->mutable_buffer(), 32, {2}, coop_pb::INT64);
+  auto *x = proto.add_arguments();
+  x->set_name("x");
+  x->set_role(coop_pb::INPUT);
+  buffer(x->mutable_buffer(), 0);
   auto *launch = proto.add_launches();
-  launch->set_kernel("aten.embedding");
-  buffer(launch->add_inputs(), 0, {3, 2}, coop_pb::FLOAT32);
-  buffer(launch->add_inputs(), 32, {2}, coop_pb::INT64);
-  buffer(launch->add_outputs(), 48, {2, 2}, coop_pb::FLOAT32);
+  launch->set_kernel("aten.hardswish");
+  buffer(launch->add_inputs(), 0);
+  buffer(launch->add_outputs(), 16);
   std::string bytes = proto.SerializeAsString();
   coop_plan_t *plan = nullptr;
   coop_status_t status = coop_plan_load_bytes(bytes.data(), bytes.size(), &plan);
@@ -304,7 +292,7 @@ TEST(CudaBackend, RejectsUnsupportedKernelsByName) {
   status = coop_session_create(plan, "cuda", &session);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(coop_status_code(status), COOP_STATUS_UNIMPLEMENTED);
-  EXPECT_STREQ(coop_status_message(status), "backend 'cuda' has no kernel for 'aten.embedding'");
+  EXPECT_STREQ(coop_status_message(status), "backend 'cuda' has no kernel for 'aten.hardswish'");
   EXPECT_EQ(session, nullptr);
   coop_status_free(status);
   coop_plan_release(plan);

@@ -4,8 +4,8 @@ Each models/zoo/*.pb.gz is imported, compiled at half its arena
 (coop-opt --coop-annotate-costs --coop-compile=ratio=0.5), written as a
 Plan, and `coop-run PLAN --check` must accept it: every launch has a
 kernel whose own check accepts it. No session is created (zoo arenas are
-many GB). A model that cannot be planned at 0.5 is reported and skipped
-(test/Models/zoo.mlir covers planning).
+many GB). A model that cannot be planned at 0.5 is reported and compiled at
+the next of 0.6, 0.7, 0.8, 1.0 that plans.
 
 With COOP_RUN_CUDA set to a coop-run with a CUDA backend that can start
 (the host emulation of the tests, or a GPU), each plan must also pass
@@ -19,6 +19,9 @@ import subprocess
 import tempfile
 import unittest
 
+# The first ratio each model plans at is checked (the BiLSTM does not plan
+# at 0.5, docs/planner.md).
+RATIOS = (0.5, 0.6, 0.7, 0.8, 1.0)
 ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "zoo")
 
 
@@ -44,12 +47,13 @@ class ZooCheck(unittest.TestCase):
             graph = f.read()
         mlir = subprocess.run([tool("COOP_TRANSLATE"), "--import-training-graph"],
                               input=graph, capture_output=True, check=True).stdout
-        compiled = subprocess.run(
-            [tool("COOP_OPT"), "--coop-annotate-costs", "--coop-compile=ratio=0.5"],
-            input=mlir, capture_output=True)
-        if compiled.returncode != 0 and b"cannot plan" in compiled.stderr:
-            print(f"\n{name}: cannot be planned at ratio 0.5, not checked")
-            return
+        for ratio in RATIOS:
+            compiled = subprocess.run(
+                [tool("COOP_OPT"), "--coop-annotate-costs", f"--coop-compile=ratio={ratio}"],
+                input=mlir, capture_output=True)
+            if compiled.returncode == 0 or b"cannot plan" not in compiled.stderr:
+                break
+            print(f"\n{name}: cannot be planned at ratio {ratio}")
         self.assertEqual(compiled.returncode, 0, compiled.stderr.decode())
         subprocess.run([tool("COOP_TRANSLATE"), "--coop-rt-to-plan", "-o", plan],
                        input=compiled.stdout, capture_output=True, check=True)
