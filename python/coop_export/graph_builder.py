@@ -287,6 +287,12 @@ class GraphBuilder:
         written.sort(key=lambda name: arg_operand[name])
 
         returns = _flatten_returns(_node_value(node), schema)
+        mask = bound.get("output_mask")
+        if isinstance(mask, (list, tuple)) and len(mask) == len(returns):
+            # A backward's gradients it was not asked for: fake mode may
+            # still make tensors for them, which eager mode leaves undefined.
+            returns = [(ret, fake if wanted else None)
+                       for (ret, fake), wanted in zip(returns, mask)]
         view_source = self._view_source(schema, arg_operand, written)
         if view_source is not None:
             self._add_view(node, op, schema, returns)

@@ -239,6 +239,28 @@ class ExporterTest(unittest.TestCase, GraphInvariants):
         self.assertTrue(args["bias"].none)
         self.assertEqual([i.int_value for i in args["padding"].list.items], [1, 1])
 
+    def test_masked_off_gradients_are_not_results(self):
+        # Batch norm straight on the input: no gradient for the input, so
+        # its backward has output_mask [False, True, True] and two results.
+        class NormFirst(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm2d(3)
+                self.fc = nn.Linear(3 * 4 * 4, 5)
+
+            def forward(self, x):
+                return self.fc(self.bn(x).flatten(1))
+
+        torch.manual_seed(0)
+        graph = export(NormFirst(), (torch.randn(2, 3, 4, 4),), F.cross_entropy,
+                       targets=(torch.randint(0, 5, (2,)),))
+        self.check_invariants(graph)
+        backward = next(op for op in graph.ops
+                        if op.kernel == "aten.native_batch_norm_backward")
+        mask = next(a.value for a in backward.args if a.name == "output_mask")
+        self.assertEqual([i.bool_value for i in mask.list.items], [False, True, True])
+        self.assertEqual(len(backward.results), 2)
+
     def test_initial_values_and_gradient_buffers(self):
         torch.manual_seed(0)
         model = nn.Linear(4, 3)
