@@ -881,7 +881,7 @@ void runBatchNormBackward(const Call &c) {
 }
 
 //===----------------------------------------------------------------------===//
-// Convolution and pooling (2-D)
+// Convolution (2-D, and 1-D seen as 2-D) and pooling (2-D)
 //===----------------------------------------------------------------------===//
 
 struct Conv2d {
@@ -895,19 +895,18 @@ Conv2d convGeometry(const Call &c, const Tensor &input, const Tensor &weight, co
   g.K = weight.shape[0]; g.R = weight.shape[2]; g.S = weight.shape[3];
   g.OH = out.shape[2]; g.OW = out.shape[3];
   g.groups = c.i("groups", 1);
-  g.sh = c.listItem("stride", 0, 1); g.sw = c.listItem("stride", 1, 1);
-  g.ph = c.listItem("padding", 0, 0); g.pw = c.listItem("padding", 1, 0);
-  g.dh = c.listItem("dilation", 0, 1); g.dw = c.listItem("dilation", 1, 1);
+  g.sh = convolutionItem(c, "stride", 0, 1); g.sw = convolutionItem(c, "stride", 1, 1);
+  g.ph = convolutionItem(c, "padding", 0, 0); g.pw = convolutionItem(c, "padding", 1, 0);
+  g.dh = convolutionItem(c, "dilation", 0, 1); g.dw = convolutionItem(c, "dilation", 1, 1);
   return g;
 }
 
 std::string checkTransposedConv(const Call &c, const Tensor &input, const Tensor &weight,
                                 const Tensor &out);
 
-std::string checkConv(const Call &c, const Tensor &input, const Tensor &weight,
-                      const Tensor &out) {
-  if (input.rank != 4 || weight.rank != 4 || out.rank != 4)
-    return "only 2-D convolutions (rank-4 tensors) are implemented";
+/// Checks a 2-D convolution's rank-4 tensors.
+std::string checkConv2d(const Call &c, const Tensor &input, const Tensor &weight,
+                        const Tensor &out) {
   if (c.b("transposed"))
     return checkTransposedConv(c, input, weight, out);
   Conv2d g = convGeometry(c, input, weight, out);
@@ -918,9 +917,25 @@ std::string checkConv(const Call &c, const Tensor &input, const Tensor &weight,
   int64_t oh = (g.H + 2 * g.ph - g.dh * (g.R - 1) - 1) / g.sh + 1;
   int64_t ow = (g.W + 2 * g.pw - g.dw * (g.S - 1) - 1) / g.sw + 1;
   if (out.shape[0] != g.N || out.shape[1] != g.K || oh != g.OH || ow != g.OW)
-    return "output " + shapeText(out) + " is not the convolution of " + shapeText(input) +
-           " by " + shapeText(weight);
+    return "the output is not the convolution's";
   return "";
+}
+
+/// Checks a 2-D convolution, or a 1-D one (rank-3 tensors), which runs as
+/// 2-D (convolutionAs2d).
+std::string checkConv(const Call &c, const Tensor &input, const Tensor &weight,
+                      const Tensor &out) {
+  int rank = input.rank;
+  std::string problem =
+      (rank != 3 && rank != 4) || weight.rank != rank || out.rank != rank
+          ? "only 1-D and 2-D convolutions (tensors all of rank 3 or all of rank 4) are "
+            "implemented"
+          : checkConv2d(c, convolutionAs2d(input), convolutionAs2d(weight),
+                        convolutionAs2d(out));
+  if (problem.empty())
+    return "";
+  return problem + ": input " + shapeText(input) + ", weight " + shapeText(weight) +
+         ", output " + shapeText(out);
 }
 
 float ld4(const Tensor &t, int64_t a, int64_t b, int64_t c, int64_t d) {
@@ -950,12 +965,12 @@ std::string checkTransposedConv(const Call &c, const Tensor &input, const Tensor
     return "transposed convolution: channels and groups do not match";
   if (g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1)
     return "stride and dilation must be positive";
-  int64_t oph = c.listItem("output_padding", 0, 0), opw = c.listItem("output_padding", 1, 0);
+  int64_t oph = convolutionItem(c, "output_padding", 0, 0);
+  int64_t opw = convolutionItem(c, "output_padding", 1, 0);
   int64_t oh = (g.H - 1) * g.sh - 2 * g.ph + g.dh * (g.R - 1) + oph + 1;
   int64_t ow = (g.W - 1) * g.sw - 2 * g.pw + g.dw * (g.S - 1) + opw + 1;
   if (out.shape[0] != g.N || out.shape[1] != g.K || oh != g.OH || ow != g.OW)
-    return "output " + shapeText(out) + " is not the transposed convolution of " +
-           shapeText(input) + " by " + shapeText(weight);
+    return "the output is not the transposed convolution's";
   return "";
 }
 
@@ -983,7 +998,8 @@ void writeBiasGradient(const Tensor &go, const Conv2d &g, float *db) {
 }
 
 void runTransposedConvolution(const Call &c) {
-  const Tensor &x = *c.tensor(0), &w = *c.tensor(1), &out = c.out(0);
+  const Tensor x = convolutionAs2d(*c.tensor(0)), w = convolutionAs2d(*c.tensor(1));
+  const Tensor out = convolutionAs2d(c.out(0));
   const Tensor *bias = c.tensor(2);
   Conv2d g = transposedGeometry(c, x, w, out);
   int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
@@ -1013,7 +1029,8 @@ void runTransposedConvolution(const Call &c) {
 }
 
 void runTransposedConvolutionBackward(const Call &c) {
-  const Tensor &go = *c.tensor(0), &x = *c.tensor(1), &w = *c.tensor(2);
+  const Tensor go = convolutionAs2d(*c.tensor(0)), x = convolutionAs2d(*c.tensor(1)),
+               w = convolutionAs2d(*c.tensor(2));
   Conv2d g = transposedGeometry(c, x, w, go);
   int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
   int outs[3];
@@ -1082,7 +1099,8 @@ std::string prepareConvolution(const Signature &sig) {
 void runConvolution(const Call &c) {
   if (c.b("transposed"))
     return runTransposedConvolution(c);
-  const Tensor &x = *c.tensor(0), &w = *c.tensor(1), &out = c.out(0);
+  const Tensor x = convolutionAs2d(*c.tensor(0)), w = convolutionAs2d(*c.tensor(1));
+  const Tensor out = convolutionAs2d(c.out(0));
   const Tensor *bias = c.tensor(2);
   Conv2d g = convGeometry(c, x, w, out);
   int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
@@ -1123,7 +1141,8 @@ std::string prepareConvolutionBackward(const Signature &sig) {
 void runConvolutionBackward(const Call &c) {
   if (c.b("transposed"))
     return runTransposedConvolutionBackward(c);
-  const Tensor &go = *c.tensor(0), &x = *c.tensor(1), &w = *c.tensor(2);
+  const Tensor go = convolutionAs2d(*c.tensor(0)), x = convolutionAs2d(*c.tensor(1)),
+               w = convolutionAs2d(*c.tensor(2));
   Conv2d g = convGeometry(c, x, w, go);
   int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
   int outs[3];

@@ -91,6 +91,19 @@ struct Call {
   int64_t listItem(std::string_view name, int index, int64_t fallback) const;
 };
 
+/// A 1-D convolution's tensor seen as its 2-D twin's: a rank-3 [N, C, L]
+/// (or weight [O, C / groups, K]) becomes the view [N, C, 1, L] of the same
+/// elements, so the 2-D kernels run 1-D convolutions; any other rank comes
+/// back as it is.
+Tensor convolutionAs2d(const Tensor &t);
+
+/// Item `axis` (0 height, 1 width) of the int[] argument `name` (stride,
+/// padding, dilation, output_padding) of convolution or
+/// convolution_backward. A 1-D launch (its first tensor parameter of rank
+/// 3) lists the width only; its height, a unit dimension, takes `fallback`
+/// (the identity: stride and dilation 1, padding 0).
+int64_t convolutionItem(const Call &c, std::string_view name, int axis, int64_t fallback);
+
 /// What `prepare` sees: the call without memory.
 struct Signature {
   const std::string *kernel = nullptr;

@@ -141,6 +141,25 @@ int64_t Call::listItem(std::string_view name, int index, int64_t fallback) const
   return index < n ? items[index] : items[n - 1]; // one value repeats
 }
 
+Tensor convolutionAs2d(const Tensor &t) {
+  if (t.rank != 3)
+    return t;
+  Tensor view = t;
+  view.rank = 4;
+  view.shape[3] = t.shape[2];
+  view.strides[3] = t.strides[2];
+  view.shape[2] = 1;
+  view.strides[2] = 0; // a unit dimension is never stepped over
+  return view;
+}
+
+int64_t convolutionItem(const Call &c, std::string_view name, int axis, int64_t fallback) {
+  const Tensor *first = c.tensor(0);
+  if (first && first->rank == 3)
+    return axis == 0 ? fallback : c.listItem(name, 0, fallback);
+  return c.listItem(name, axis, fallback);
+}
+
 void fillRandomArgument(const std::string &name, coop_role_t role, const Tensor &layout,
                         uint64_t seed, char *out) {
   int64_t n = layout.numel();

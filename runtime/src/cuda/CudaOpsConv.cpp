@@ -2,7 +2,8 @@
 //
 // Launches -> kernel parameters for the 2-D convolution and pooling
 // kernels of CpuKernels.cpp and CpuKernelsMore.cpp, with the same
-// argument defaults.
+// argument defaults. A 1-D convolution runs as 2-D, as on the CPU
+// (convolutionAs2d, convolutionItem).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,21 +13,22 @@
 namespace coop::rt::cuda {
 namespace {
 
+/// The taps of `weight`, rank 4 (convolutionAs2d).
 ConvTaps tapsOf(const Call &c, const Tensor &weight) {
   ConvTaps t;
   t.R = weight.shape[2];
   t.S = weight.shape[3];
-  t.sh = c.listItem("stride", 0, 1);
-  t.sw = c.listItem("stride", 1, 1);
-  t.ph = c.listItem("padding", 0, 0);
-  t.pw = c.listItem("padding", 1, 0);
-  t.dh = c.listItem("dilation", 0, 1);
-  t.dw = c.listItem("dilation", 1, 1);
+  t.sh = convolutionItem(c, "stride", 0, 1);
+  t.sw = convolutionItem(c, "stride", 1, 1);
+  t.ph = convolutionItem(c, "padding", 0, 0);
+  t.pw = convolutionItem(c, "padding", 1, 0);
+  t.dh = convolutionItem(c, "dilation", 0, 1);
+  t.dw = convolutionItem(c, "dilation", 1, 1);
   return t;
 }
 
-/// Gathers `out` [N, C', H', W'] from `src` [N, C, H, W] through `weight`;
-/// see ConvGather.
+/// Gathers `out` [N, C', H', W'] from `src` [N, C, H, W] through `weight`
+/// (all rank 4: convolutionAs2d); see ConvGather.
 ConvGather convGather(const Call &c, const Tensor &src, const Tensor &weight, const Tensor &out,
                       bool transposed) {
   int64_t groups = c.i("groups", 1);
@@ -50,7 +52,8 @@ ConvGather convGather(const Call &c, const Tensor &src, const Tensor &weight, co
 // convolution(input, weight, bias?, stride, padding, dilation, transposed,
 // output_padding, groups): output_padding only shapes the output.
 void convolution(CudaBackend &b, const Call &c) {
-  ConvGather p = convGather(c, *c.tensor(0), *c.tensor(1), c.out(0), c.b("transposed"));
+  ConvGather p = convGather(c, convolutionAs2d(*c.tensor(0)), convolutionAs2d(*c.tensor(1)),
+                            convolutionAs2d(c.out(0)), c.b("transposed"));
   if (const Tensor *bias = c.tensor(2)) {
     p.hasBias = true;
     p.bias = stridedOf(*bias);
@@ -72,13 +75,16 @@ void maskedOutputs(const Call &c, int *out) {
 // convolution_backward(grad_output, input, weight, bias_sizes, stride,
 // padding, dilation, transposed, output_padding, groups, output_mask)
 void convolutionBackward(CudaBackend &b, const Call &c) {
-  const Tensor &go = *c.tensor(0), &x = *c.tensor(1), &w = *c.tensor(2);
+  const Tensor go = convolutionAs2d(*c.tensor(0)), x = convolutionAs2d(*c.tensor(1)),
+               w = convolutionAs2d(*c.tensor(2));
   bool transposed = c.b("transposed");
   int outs[3];
   maskedOutputs(c, outs);
   // grad_input: grad_output through the transposed taps of the forward.
   if (outs[0] >= 0 &&
-      !b.check(launchConvGather(convGather(c, go, w, c.out(outs[0]), !transposed), b.stream),
+      !b.check(launchConvGather(convGather(c, go, w, convolutionAs2d(c.out(outs[0])),
+                                           !transposed),
+                                b.stream),
                "convolution_backward grad_input kernel"))
     return;
   if (outs[1] >= 0) {
