@@ -5,11 +5,12 @@
 // of GPT (arange, tril, bitwise_not, masked_fill), and Swin's shifted
 // windows (roll, constant_pad_nd, relative position index and index_put,
 // comparisons, in-place fills and copies); and those of common models
-// outside the zoo (hard activations, SiLU, neg, triu, baddbmm, MSE loss,
-// adaptive average pooling, nearest upsampling, scalar fills). Same
-// contract as the core set: `prepare` checks by name and shape, `run`
-// neither fails nor allocates, inputs may be strided, outputs are
-// contiguous, sums run in double in a fixed order. The registry in
+// outside the zoo (hard activations, SiLU, leaky ReLU, ELU, softplus, mish,
+// neg, triu, baddbmm, MSE loss, group normalization, adaptive average and
+// max pooling, nearest and bilinear upsampling, pixel shuffles, scalar
+// fills). Same contract as the core set: `prepare` checks by name and
+// shape, `run` neither fails nor allocates, inputs may be strided, outputs
+// are contiguous, sums run in double in a fixed order. The registry in
 // CpuKernels.cpp appends this table.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace coop::rt {
 namespace {
@@ -683,8 +685,9 @@ void runIndexPut(const Call &c) {
 
 //===----------------------------------------------------------------------===//
 // Activations outside the core set (MobileNet's ReLU6 and hard swish,
-// EfficientNet's SiLU) and their backwards, negation. float32; inputs may
-// be strided; an in-place variant runs in its output, which holds self.
+// EfficientNet's SiLU; leaky ReLU, ELU and CELU, softplus, mish) and their
+// backwards, negation. float32; inputs may be strided; an in-place variant
+// runs in its output, which holds self.
 //===----------------------------------------------------------------------===//
 
 /// Float32 tensor parameters 0..inputs-1, all of the output's shape.
@@ -767,13 +770,134 @@ void runHardsigmoidBackward(const Call &c) {
   });
 }
 
-// silu(self): x * sigmoid(x). (torch 1.13 differentiates it through
-// sigmoid, so no silu_backward.)
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+// silu(self): x * sigmoid(x); silu_backward(grad_output, self):
+// g * s * (1 + x * (1 - s)), s = sigmoid(x) (torch 2 emits it; torch 1.13
+// differentiates silu through sigmoid).
 void runSilu(const Call &c) {
-  unary(c, [](float x) { return static_cast<float>(x / (1 + std::exp(-double(x)))); });
+  unary(c, [](float x) { return static_cast<float>(x * sigmoid(x)); });
+}
+void runSiluBackward(const Call &c) {
+  gradient(c, [](float g, float x) {
+    double s = sigmoid(x);
+    return static_cast<float>(g * s * (1 + x * (1 - s)));
+  });
 }
 
 void runNeg(const Call &c) { unary(c, [](float x) { return -x; }); }
+
+// leaky_relu(self, negative_slope): x where positive, else x * slope, in
+// float as ATen; the backward (grad_output, self, negative_slope,
+// self_is_result) likewise scales the gradient. self may be the result
+// (of leaky_relu_) only for a slope that keeps the sign, as ATen demands.
+float slopeOf(const Call &c) { return static_cast<float>(c.f("negative_slope", 0.01)); }
+
+void runLeakyRelu(const Call &c) {
+  float slope = slopeOf(c);
+  unary(c, [slope](float x) { return x > 0 ? x : x * slope; });
+}
+
+std::string prepareLeakyReluBackward(const Signature &sig) {
+  CHECK_OK(prepareGradient(sig));
+  if (sig.call.b("self_is_result") && slopeOf(sig.call) < 0)
+    return "the backward of an in-place leaky_relu with a negative slope is not defined";
+  return "";
+}
+
+void runLeakyReluBackward(const Call &c) {
+  float slope = slopeOf(c);
+  gradient(c, [slope](float g, float x) { return x > 0 ? g : g * slope; });
+}
+
+// elu(self, alpha, scale, input_scale): x * scale where positive, else
+// (exp(x * input_scale) - 1) * alpha * scale; celu(self, alpha) is elu with
+// scale 1 and input_scale 1 / alpha (ATen's own definition), and its
+// backward is elu_backward.
+struct Elu {
+  double negative, positive, input; // alpha * scale, scale, input_scale
+  double operator()(double x) const {
+    return x > 0 ? x * positive : std::expm1(x * input) * negative;
+  }
+};
+
+Elu eluOf(const Call &c) {
+  double alpha = c.f("alpha", 1), scale = c.f("scale", 1);
+  return {alpha * scale, scale, c.f("input_scale", 1)};
+}
+
+void runElu(const Call &c) {
+  Elu elu = eluOf(c);
+  unary(c, [elu](float x) { return static_cast<float>(elu(x)); });
+}
+
+std::string prepareCelu(const Signature &sig) {
+  CHECK_OK(prepareUnary(sig));
+  return sig.call.f("alpha", 1) == 0 ? "alpha is zero" : "";
+}
+
+void runCelu(const Call &c) {
+  double alpha = c.f("alpha", 1);
+  Elu elu{alpha, 1, 1 / alpha};
+  unary(c, [elu](float x) { return static_cast<float>(elu(x)); });
+}
+
+// elu_backward(grad_output, alpha, scale, input_scale, is_result,
+// self_or_result): g * scale where positive; else, from the input x,
+// g * input_scale * alpha * scale * exp(x * input_scale), or from the
+// result y (of elu_), g * input_scale * (y + alpha * scale), which needs
+// alpha >= 0 (ATen's rule).
+std::string prepareEluBackward(const Signature &sig) {
+  CHECK_OK(prepareGradient(sig));
+  if (sig.call.b("is_result") && sig.call.f("alpha", 1) < 0)
+    return "the backward of an in-place elu with a negative alpha is not defined";
+  return "";
+}
+
+void runEluBackward(const Call &c) {
+  Elu elu = eluOf(c);
+  bool fromResult = c.b("is_result");
+  gradient(c, [elu, fromResult](float g, float v) {
+    if (v > 0)
+      return static_cast<float>(g * elu.positive);
+    double slope = fromResult ? v + elu.negative : elu.negative * std::exp(v * elu.input);
+    return static_cast<float>(g * elu.input * slope);
+  });
+}
+
+// softplus(self, beta, threshold): log(1 + exp(x * beta)) / beta, or x
+// where x * beta exceeds threshold; the backward (grad_output, self, beta,
+// threshold) is g * sigmoid(x * beta) there, else g.
+void runSoftplus(const Call &c) {
+  double beta = c.f("beta", 1), threshold = c.f("threshold", 20);
+  unary(c, [beta, threshold](float x) {
+    double scaled = x * beta;
+    return scaled > threshold ? x : static_cast<float>(std::log1p(std::exp(scaled)) / beta);
+  });
+}
+
+void runSoftplusBackward(const Call &c) {
+  double beta = c.f("beta", 1), threshold = c.f("threshold", 20);
+  gradient(c, [beta, threshold](float g, float x) {
+    double scaled = x * beta;
+    return scaled > threshold ? g : static_cast<float>(g * sigmoid(scaled));
+  });
+}
+
+// mish(self): x * tanh(softplus(x)); mish_backward(grad_output, self):
+// g * (t + x * sigmoid(x) * (1 - t * t)), t = tanh(softplus(x)).
+double tanhSoftplus(double x) { return std::tanh(std::log1p(std::exp(x))); }
+
+void runMish(const Call &c) {
+  unary(c, [](float x) { return static_cast<float>(x * tanhSoftplus(x)); });
+}
+
+void runMishBackward(const Call &c) {
+  gradient(c, [](float g, float x) {
+    double t = tanhSoftplus(x);
+    return static_cast<float>(g * (t + x * sigmoid(x) * (1 - t * t)));
+  });
+}
 
 // triu(self, diagonal): element (..., i, j) is kept where j - i >= diagonal.
 void runTriu(const Call &c) {
@@ -962,17 +1086,21 @@ std::string checkAdaptive(const Tensor &in, const Tensor &out) {
   return "";
 }
 
+/// checkAdaptive, and output_size against the output.
+std::string checkAdaptiveForward(const Call &c, const Tensor &in, const Tensor &out) {
+  CHECK_OK(checkAdaptive(in, out));
+  int64_t size[2];
+  if (c.ints("output_size", size, 2) != 2 || size[0] != out.dim(-2) || size[1] != out.dim(-1))
+    return "output_size is not the output's last two dimensions " + dims(out);
+  return "";
+}
+
 std::string prepareAdaptiveAvgPool(const Signature &sig) {
   CHECK_OK(operands(sig, 1));
   const Tensor &in = *sig.call.tensor(0), &out = sig.outputs[0];
   CHECK_OK(dtypeIs(in, "self", coop_pb::FLOAT32));
   CHECK_OK(dtypeIs(out, "the output", coop_pb::FLOAT32));
-  CHECK_OK(checkAdaptive(in, out));
-  int64_t size[2];
-  if (sig.call.ints("output_size", size, 2) != 2 || size[0] != out.dim(-2) ||
-      size[1] != out.dim(-1))
-    return "output_size is not the output's last two dimensions " + dims(out);
-  return "";
+  return checkAdaptiveForward(sig.call, in, out);
 }
 
 /// (plane, h, w) of a [.., H, W] tensor, planes flattened.
@@ -1055,14 +1183,19 @@ double scaleFactor(const Call &c, int d) {
                                                         : 0;
 }
 
+/// Input positions per output position, in float as ATen: 1 / the scale
+/// factor when given, else in / out.
+float sourceScale(int64_t in, int64_t out, double factor) {
+  return factor > 0 ? static_cast<float>(1.0 / factor)
+                    : static_cast<float>(in) / static_cast<float>(out);
+}
+
 int64_t nearestSource(int64_t o, int64_t in, int64_t out, double factor) {
   if (out == in)
     return o;
   if (out == 2 * in)
     return o >> 1;
-  float scale = factor > 0 ? static_cast<float>(1.0 / factor)
-                           : static_cast<float>(in) / static_cast<float>(out);
-  return std::min(static_cast<int64_t>(std::floor(o * scale)), in - 1);
+  return std::min(static_cast<int64_t>(std::floor(o * sourceScale(in, out, factor))), in - 1);
 }
 
 /// Checks input [N, C, H, W] -> output against output_size or the scale
@@ -1090,7 +1223,7 @@ std::string checkUpsample(const Call &c, const Tensor &in, const Tensor &out) {
   return "";
 }
 
-std::string prepareUpsampleNearest(const Signature &sig) {
+std::string prepareUpsample(const Signature &sig) {
   CHECK_OK(operands(sig, 1));
   CHECK_OK(dtypeIs(*sig.call.tensor(0), "input", coop_pb::FLOAT32));
   CHECK_OK(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
@@ -1110,7 +1243,8 @@ void runUpsampleNearest(const Call &c) {
     }
 }
 
-std::string prepareUpsampleNearestBackward(const Signature &sig) {
+/// The backward of an upsampling: its output is the forward's input.
+std::string prepareUpsampleBackward(const Signature &sig) {
   CHECK_OK(operands(sig, 1));
   const Tensor &go = *sig.call.tensor(0), &out = sig.outputs[0];
   CHECK_OK(dtypeIs(go, "grad_output", coop_pb::FLOAT32));
@@ -1146,6 +1280,429 @@ void runUpsampleNearestBackward(const Call &c) {
         *dx++ = static_cast<float>(sum);
       }
     }
+}
+
+//===----------------------------------------------------------------------===//
+// native_group_norm(input [N, C, *], weight?, bias?, N, C, HxW, group, eps)
+// -> out, mean [N, group], rstd [N, group], and its backward (grad_out,
+// input, mean, rstd, weight?, N, C, HxW, group, output_mask) -> the
+// gradients of input, weight and bias that output_mask asks for. Group g
+// of sample n, row n * group + g, holds channels g * C / group onward: a
+// run of C / group * HxW elements in logical order. The backward is
+// ATen's: from ds = sum(dy * x) and db = sum(dy) per sample and channel.
+//===----------------------------------------------------------------------===//
+
+struct GroupNorm {
+  int64_t N, C, HxW, groups;
+  int64_t channels() const { return C / groups; } // per group
+  int64_t span() const { return C / groups * HxW; }
+};
+
+GroupNorm groupNormOf(const Call &c) {
+  return {c.i("N"), c.i("C"), c.i("HxW"), c.i("group", 1)};
+}
+
+/// A float32 tensor of `count` elements (weight, bias, statistics).
+std::string floatCount(const Tensor &t, const char *what, int64_t count) {
+  CHECK_OK(dtypeIs(t, what, coop_pb::FLOAT32));
+  if (t.numel() != count)
+    return std::string(what) + " " + dims(t) + " does not hold " + std::to_string(count) +
+           " elements";
+  return "";
+}
+
+/// Checks input (float32 [N, C, *]) against N, C, HxW and group, and the
+/// optional weight [C].
+std::string checkGroupNorm(const Call &c, const Tensor &input, const Tensor *weight) {
+  CHECK_OK(dtypeIs(input, "input", coop_pb::FLOAT32));
+  GroupNorm g = groupNormOf(c);
+  if (input.rank < 2 || input.shape[0] != g.N || input.shape[1] != g.C ||
+      input.numel() != g.N * g.C * g.HxW)
+    return "input " + dims(input) + " is not [N, C, *] of N " + std::to_string(g.N) + ", C " +
+           std::to_string(g.C) + ", HxW " + std::to_string(g.HxW);
+  if (g.groups < 1 || g.C % g.groups)
+    return "group " + std::to_string(g.groups) + " does not divide C " + std::to_string(g.C);
+  if (g.HxW < 1)
+    return "input " + dims(input) + " has no elements to normalize";
+  return weight ? floatCount(*weight, "weight", g.C) : "";
+}
+
+std::string prepareGroupNorm(const Signature &sig) {
+  if (sig.call.numOutputs != 3)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs, expected 3";
+  const Tensor *input = sig.call.tensor(0), *bias = sig.call.tensor(2);
+  if (!input)
+    return "has no tensor argument 'input'";
+  CHECK_OK(checkGroupNorm(sig.call, *input, sig.call.tensor(1)));
+  GroupNorm g = groupNormOf(sig.call);
+  if (bias)
+    CHECK_OK(floatCount(*bias, "bias", g.C));
+  CHECK_OK(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
+  if (!shapesEqual(sig.outputs[0], *input))
+    return "output " + dims(sig.outputs[0]) + " differs from input " + dims(*input);
+  CHECK_OK(floatCount(sig.outputs[1], "the mean", g.N * g.groups));
+  return floatCount(sig.outputs[2], "the rstd", g.N * g.groups);
+}
+
+/// The weight of channel ch, 1 without one.
+double gammaAt(const Tensor *weight, int64_t ch) { return weight ? floatAt(*weight, ch) : 1.0; }
+
+void runGroupNorm(const Call &c) {
+  const Tensor &x = *c.tensor(0);
+  const Tensor *weight = c.tensor(1), *bias = c.tensor(2);
+  GroupNorm g = groupNormOf(c);
+  double eps = static_cast<float>(c.f("eps", 1e-5)); // a float, as ATen adds it
+  int64_t span = g.span();
+  float *out = c.out(0).ptr<float>(), *mean = c.out(1).ptr<float>();
+  float *rstd = c.out(2).ptr<float>();
+  for (int64_t row = 0; row < g.N * g.groups; ++row) {
+    int64_t first = row * span;
+    double sum = 0, squares = 0;
+    for (int64_t k = 0; k < span; ++k)
+      sum += floatAt(x, first + k);
+    double mu = sum / span;
+    for (int64_t k = 0; k < span; ++k) {
+      double d = floatAt(x, first + k) - mu;
+      squares += d * d;
+    }
+    double inv = 1 / std::sqrt(squares / span + eps);
+    mean[row] = static_cast<float>(mu);
+    rstd[row] = static_cast<float>(inv);
+    for (int64_t k = 0; k < span; ++k) {
+      int64_t ch = row % g.groups * g.channels() + k / g.HxW;
+      double y = (floatAt(x, first + k) - mu) * inv * gammaAt(weight, ch);
+      out[first + k] = static_cast<float>(bias ? y + floatAt(*bias, ch) : y);
+    }
+  }
+}
+
+/// The output of gradient `which` (0 input, 1 weight, 2 bias) of a
+/// backward whose outputs are those output_mask asks for, in order; -1
+/// when it does not ask.
+int maskedOutput(const Call &c, int which) {
+  int64_t mask[3] = {1, 1, 1};
+  c.ints("output_mask", mask, 3);
+  if (!mask[which])
+    return -1;
+  return static_cast<int>(std::count_if(mask, mask + which, [](int64_t m) { return m != 0; }));
+}
+
+std::string prepareGroupNormBackward(const Signature &sig) {
+  for (int p = 0; p < 4; ++p)
+    if (!sig.call.tensor(p))
+      return "has no tensor argument #" + std::to_string(p);
+  const Tensor &go = *sig.call.tensor(0), &input = *sig.call.tensor(1);
+  CHECK_OK(checkGroupNorm(sig.call, input, sig.call.tensor(4)));
+  CHECK_OK(dtypeIs(go, "grad_out", coop_pb::FLOAT32));
+  if (!shapesEqual(go, input))
+    return "grad_out " + dims(go) + " differs from input " + dims(input);
+  GroupNorm g = groupNormOf(sig.call);
+  CHECK_OK(floatCount(*sig.call.tensor(2), "mean", g.N * g.groups));
+  CHECK_OK(floatCount(*sig.call.tensor(3), "rstd", g.N * g.groups));
+  int expected = 0;
+  for (int which = 0; which < 3; ++which)
+    expected += maskedOutput(sig.call, which) >= 0;
+  if (sig.call.numOutputs != expected)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs; output_mask asks for " +
+           std::to_string(expected);
+  if (int o = maskedOutput(sig.call, 0); o >= 0) {
+    CHECK_OK(dtypeIs(sig.outputs[o], "grad_input", coop_pb::FLOAT32));
+    if (!shapesEqual(sig.outputs[o], input))
+      return "grad_input " + dims(sig.outputs[o]) + " differs from input " + dims(input);
+  }
+  if (int o = maskedOutput(sig.call, 1); o >= 0)
+    CHECK_OK(floatCount(sig.outputs[o], "grad_weight", g.C));
+  if (int o = maskedOutput(sig.call, 2); o >= 0)
+    CHECK_OK(floatCount(sig.outputs[o], "grad_bias", g.C));
+  return "";
+}
+
+/// ATen's ds and db of sample n, channel ch: the sums of dy * x and of dy.
+void channelSums(const Tensor &dy, const Tensor &x, const GroupNorm &g, int64_t n, int64_t ch,
+                 double &ds, double &db) {
+  ds = db = 0;
+  int64_t first = (n * g.C + ch) * g.HxW;
+  for (int64_t i = 0; i < g.HxW; ++i) {
+    double d = floatAt(dy, first + i);
+    ds += d * floatAt(x, first + i);
+    db += d;
+  }
+}
+
+void runGroupNormBackward(const Call &c) {
+  const Tensor &dy = *c.tensor(0), &x = *c.tensor(1), &meanT = *c.tensor(2);
+  const Tensor &rstdT = *c.tensor(3), *weight = c.tensor(4);
+  GroupNorm g = groupNormOf(c);
+  int64_t cpg = g.channels(), span = g.span();
+  double ds, db;
+  if (int o = maskedOutput(c, 0); o >= 0) {
+    float *dx = c.out(o).ptr<float>();
+    for (int64_t row = 0; row < g.N * g.groups; ++row) {
+      int64_t n = row / g.groups, first = (row % g.groups) * cpg;
+      double dsGroup = 0, dbGroup = 0;
+      for (int64_t ch = first; ch < first + cpg; ++ch) {
+        channelSums(dy, x, g, n, ch, ds, db);
+        dsGroup += ds * gammaAt(weight, ch);
+        dbGroup += db * gammaAt(weight, ch);
+      }
+      double mu = floatAt(meanT, row), inv = floatAt(rstdT, row);
+      double c2 = (dbGroup * mu - dsGroup) * inv * inv * inv / span;
+      double c3 = -c2 * mu - dbGroup * inv / span;
+      for (int64_t k = row * span; k < (row + 1) * span; ++k) {
+        int64_t ch = first + k % span / g.HxW;
+        dx[k] = static_cast<float>(inv * gammaAt(weight, ch) * floatAt(dy, k) +
+                                   c2 * floatAt(x, k) + c3);
+      }
+    }
+  }
+  int dWeight = maskedOutput(c, 1), dBias = maskedOutput(c, 2);
+  if (dWeight < 0 && dBias < 0)
+    return;
+  for (int64_t ch = 0; ch < g.C; ++ch) {
+    double weightSum = 0, biasSum = 0;
+    for (int64_t n = 0; n < g.N; ++n) {
+      channelSums(dy, x, g, n, ch, ds, db);
+      int64_t row = n * g.groups + ch / cpg;
+      weightSum += (ds - db * floatAt(meanT, row)) * floatAt(rstdT, row);
+      biasSum += db;
+    }
+    if (dWeight >= 0)
+      c.out(dWeight).ptr<float>()[ch] = static_cast<float>(weightSum);
+    if (dBias >= 0)
+      c.out(dBias).ptr<float>()[ch] = static_cast<float>(biasSum);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// upsample_bilinear2d.vec(input, output_size, align_corners, scale_factors)
+// and its backward (grad_output, output_size, input_size, align_corners,
+// scale_factors), checked like nearest upsampling. Output row o blends
+// input rows i0 and i1 = min(i0 + 1, in - 1) by 1 - lambda and lambda, from
+// ATen's source position in float: o * (in - 1) / (out - 1) with
+// align_corners, else max(0, (o + 0.5) * sourceScale - 0.5); equal sizes
+// copy. The backward gathers, per input element, the outputs that read
+// it, in output order.
+//===----------------------------------------------------------------------===//
+
+struct LinearTap {
+  int64_t i0, i1;
+  float lambda0, lambda1; // ATen's weights, in float
+  /// The weight with which this output reads input position i.
+  double weight(int64_t i) const {
+    return (i0 == i ? lambda0 : 0.0) + (i1 == i ? lambda1 : 0.0);
+  }
+};
+
+/// One axis of a bilinear resampling from `in` positions to `out`.
+struct LinearAxis {
+  int64_t in, out;
+  bool alignCorners;
+  double factor; // the scale factor, or 0 when output_size gives the size
+
+  LinearTap tap(int64_t o) const {
+    if (in == out)
+      return {o, o, 1.f, 0.f};
+    float source;
+    if (alignCorners)
+      source = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) * o : 0.f;
+    else // in double, then float, as ATen
+      source = std::max(static_cast<float>(sourceScale(in, out, factor) * (o + 0.5) - 0.5), 0.f);
+    int64_t i0 = static_cast<int64_t>(source);
+    float lambda1 = std::min(std::max(source - i0, 0.f), 1.f);
+    return {i0, i0 < in - 1 ? i0 + 1 : i0, 1.f - lambda1, lambda1};
+  }
+
+  /// Moves [lo, hi) to the outputs that read input position i: a run, as
+  /// both taps grow with the output position; lo carries over from i - 1.
+  void readers(int64_t i, int64_t &lo, int64_t &hi) const {
+    while (lo < out && tap(lo).i1 < i)
+      ++lo;
+    hi = lo;
+    while (hi < out && tap(hi).i0 <= i)
+      ++hi;
+  }
+};
+
+/// The rows and columns of a bilinear resampling of `in` into `out`.
+void linearAxes(const Call &c, const Tensor &in, const Tensor &out, LinearAxis &rows,
+                LinearAxis &cols) {
+  bool align = c.b("align_corners");
+  rows = {in.shape[2], out.shape[2], align, scaleFactor(c, 0)};
+  cols = {in.shape[3], out.shape[3], align, scaleFactor(c, 1)};
+}
+
+/// align_corners, then `Check`.
+template <PrepareFn Check> std::string withAlignCorners(const Signature &sig) {
+  if (!sig.call.has("align_corners"))
+    return "has no 'align_corners'";
+  return Check(sig);
+}
+
+void runUpsampleBilinear(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  LinearAxis rows, cols;
+  linearAxes(c, in, out, rows, cols);
+  float *o = out.ptr<float>();
+  for (int64_t p = 0, planes = in.shape[0] * in.shape[1]; p < planes; ++p)
+    for (int64_t oh = 0; oh < rows.out; ++oh) {
+      LinearTap row = rows.tap(oh);
+      for (int64_t ow = 0; ow < cols.out; ++ow) {
+        LinearTap col = cols.tap(ow);
+        auto blendRow = [&](int64_t h) {
+          return col.lambda0 * double(planeAt(in, p, h, col.i0)) +
+                 col.lambda1 * double(planeAt(in, p, h, col.i1));
+        };
+        *o++ = static_cast<float>(row.lambda0 * blendRow(row.i0) + row.lambda1 * blendRow(row.i1));
+      }
+    }
+}
+
+void runUpsampleBilinearBackward(const Call &c) {
+  const Tensor &go = *c.tensor(0), &out = c.out(0);
+  LinearAxis rows, cols;
+  linearAxes(c, out, go, rows, cols);
+  float *dx = out.ptr<float>();
+  for (int64_t p = 0, planes = out.shape[0] * out.shape[1]; p < planes; ++p)
+    for (int64_t ih = 0, ohLo = 0, ohHi; ih < rows.in; ++ih) {
+      rows.readers(ih, ohLo, ohHi);
+      for (int64_t iw = 0, owLo = 0, owHi; iw < cols.in; ++iw) {
+        cols.readers(iw, owLo, owHi);
+        double sum = 0;
+        for (int64_t oh = ohLo; oh < ohHi; ++oh) {
+          double rowWeight = rows.tap(oh).weight(ih);
+          for (int64_t ow = owLo; ow < owHi; ++ow)
+            sum += rowWeight * cols.tap(ow).weight(iw) * planeAt(go, p, oh, ow);
+        }
+        *dx++ = static_cast<float>(sum);
+      }
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// adaptive_max_pool2d(self, output_size) -> values, indices (int64, h * W +
+// w in the plane, as max_pool2d_with_indices) over the windows of
+// _adaptive_avg_pool2d; [N, C, H, W] or [C, H, W]. As ATen, the maximum
+// starts at -inf at the window's first index; a larger element or a NaN
+// takes over. The backward
+// (grad_output, self, indices) adds each gradient, in float and output
+// order, to the element its index names.
+//===----------------------------------------------------------------------===//
+
+std::string prepareAdaptiveMaxPool(const Signature &sig) {
+  if (sig.call.numOutputs != 2)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs, expected 2 (values, indices)";
+  const Tensor *in = sig.call.tensor(0);
+  if (!in)
+    return "has no tensor argument 'self'";
+  const Tensor &values = sig.outputs[0], &indices = sig.outputs[1];
+  CHECK_OK(dtypeIs(*in, "self", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(values, "the output", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(indices, "the indices output", coop_pb::INT64));
+  if (!shapesEqual(values, indices))
+    return "indices " + dims(indices) + " and output " + dims(values) + " differ";
+  return checkAdaptiveForward(sig.call, *in, values);
+}
+
+void runAdaptiveMaxPool(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  int64_t H = in.dim(-2), W = in.dim(-1), OH = out.dim(-2), OW = out.dim(-1);
+  int64_t planes = out.numel() / (OH * OW);
+  float *o = out.ptr<float>();
+  int64_t *where = c.out(1).ptr<int64_t>();
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = windowStart(oh, H, OH), h1 = windowEnd(oh, H, OH);
+        int64_t w0 = windowStart(ow, W, OW), w1 = windowEnd(ow, W, OW);
+        float best = -std::numeric_limits<float>::infinity();
+        int64_t at = h0 * W + w0;
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = w0; w < w1; ++w) {
+            float v = planeAt(in, p, h, w);
+            if (v > best || std::isnan(v)) {
+              best = v;
+              at = h * W + w;
+            }
+          }
+        *o++ = best;
+        *where++ = at;
+      }
+}
+
+std::string prepareAdaptiveMaxPoolBackward(const Signature &sig) {
+  CHECK_OK(operands(sig, 3));
+  const Tensor &go = *sig.call.tensor(0), &self = *sig.call.tensor(1);
+  const Tensor &indices = *sig.call.tensor(2);
+  CHECK_OK(dtypeIs(go, "grad_output", coop_pb::FLOAT32));
+  CHECK_OK(dtypeIs(indices, "indices", coop_pb::INT64));
+  CHECK_OK(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
+  if (!shapesEqual(self, sig.outputs[0]))
+    return "output " + dims(sig.outputs[0]) + " differs from self " + dims(self);
+  if (!shapesEqual(indices, go))
+    return "indices " + dims(indices) + " and grad_output " + dims(go) + " differ";
+  return checkAdaptive(self, go);
+}
+
+void runAdaptiveMaxPoolBackward(const Call &c) {
+  const Tensor &go = *c.tensor(0), &indices = *c.tensor(2), &out = c.out(0);
+  int64_t plane = out.dim(-2) * out.dim(-1), pooled = go.dim(-2) * go.dim(-1);
+  float *dx = out.ptr<float>();
+  std::fill_n(dx, out.numel(), 0.f);
+  for (int64_t k = 0, n = go.numel(); k < n; ++k) {
+    int64_t at = *reinterpret_cast<const int64_t *>(indices.at(k));
+    if (at >= 0 && at < plane) // a forward's index always is
+      dx[k / pooled * plane + at] += floatAt(go, k);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// pixel_shuffle(self [*, C r^2, H, W], upscale_factor r) -> [*, C, H r, W r]
+// and its inverse pixel_unshuffle(self, downscale_factor r): element
+// (b, c, h r + i, w r + j) of the shuffled tensor is element
+// (b, c r^2 + i r + j, h, w) of the packed one. Any dtype.
+//===----------------------------------------------------------------------===//
+
+/// Checks packed [*, C r^2, H, W] against shuffled [*, C, H r, W r].
+std::string checkShuffle(const Tensor &packed, const Tensor &shuffled, int64_t r) {
+  if (r < 1)
+    return "the factor " + std::to_string(r) + " is not positive";
+  int rank = packed.rank;
+  bool ok = rank >= 3 && shuffled.rank == rank &&
+            std::equal(packed.shape, packed.shape + rank - 3, shuffled.shape) &&
+            packed.dim(-3) == shuffled.dim(-3) * r * r && packed.dim(-2) * r == shuffled.dim(-2) &&
+            packed.dim(-1) * r == shuffled.dim(-1);
+  if (!ok)
+    return "packed " + dims(packed) + " and shuffled " + dims(shuffled) +
+           " do not match by the factor " + std::to_string(r);
+  return "";
+}
+
+template <bool Shuffle> std::string preparePixelShuffle(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  const Tensor &in = *sig.call.tensor(0), &out = sig.outputs[0];
+  if (in.dtype != out.dtype)
+    return std::string("input is ") + dtypeName(in.dtype) + ", output " + dtypeName(out.dtype);
+  int64_t r = sig.call.i(Shuffle ? "upscale_factor" : "downscale_factor", 0);
+  return Shuffle ? checkShuffle(in, out, r) : checkShuffle(out, in, r);
+}
+
+/// Walks the shuffled tensor in logical order, copying between it and the
+/// packed one: pixel_shuffle reads packed `in`, pixel_unshuffle writes
+/// packed `out`.
+template <bool Shuffle> void runPixelShuffle(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  const Tensor &shuffled = Shuffle ? out : in;
+  int64_t r = c.i(Shuffle ? "upscale_factor" : "downscale_factor");
+  int64_t H = shuffled.dim(-2) / r, W = shuffled.dim(-1) / r;
+  int64_t width = elementSize(out.dtype);
+  for (int64_t k = 0, n = shuffled.numel(); k < n; ++k) {
+    int64_t x = k % (W * r), y = k / (W * r) % (H * r), bc = k / (W * r * H * r);
+    int64_t packed = ((bc * r + y % r) * r + x % r) * H * W + y / r * W + x / r;
+    if (Shuffle)
+      std::memcpy(out.data + k * width, in.at(packed), width);
+    else
+      std::memcpy(out.data + packed * width, in.at(k), width);
+  }
 }
 
 } // namespace
@@ -1195,9 +1752,37 @@ std::vector<KernelDef> moreCpuKernels() {
       {"aten._adaptive_avg_pool2d", {"self"}, prepareAdaptiveAvgPool, runAdaptiveAvgPool},
       {"aten._adaptive_avg_pool2d_backward", {"grad_output", "self"},
        prepareAdaptiveAvgPoolBackward, runAdaptiveAvgPoolBackward},
-      {"aten.upsample_nearest2d.vec", {"input"}, prepareUpsampleNearest, runUpsampleNearest},
-      {"aten.upsample_nearest2d_backward.vec", {"grad_output"}, prepareUpsampleNearestBackward,
+      {"aten.upsample_nearest2d.vec", {"input"}, prepareUpsample, runUpsampleNearest},
+      {"aten.upsample_nearest2d_backward.vec", {"grad_output"}, prepareUpsampleBackward,
        runUpsampleNearestBackward},
+      {"aten.silu_backward", {"grad_output", "self"}, prepareGradient, runSiluBackward},
+      {"aten.leaky_relu", {"self"}, prepareUnary, runLeakyRelu},
+      {"aten.leaky_relu_", {"self"}, prepareUnary, runLeakyRelu},
+      {"aten.leaky_relu_backward", {"grad_output", "self"}, prepareLeakyReluBackward,
+       runLeakyReluBackward},
+      {"aten.elu", {"self"}, prepareUnary, runElu},
+      {"aten.elu_", {"self"}, prepareUnary, runElu},
+      {"aten.celu", {"self"}, prepareCelu, runCelu},
+      {"aten.celu_", {"self"}, prepareCelu, runCelu},
+      {"aten.elu_backward", {"grad_output", "self_or_result"}, prepareEluBackward,
+       runEluBackward},
+      {"aten.softplus", {"self"}, prepareUnary, runSoftplus},
+      {"aten.softplus_backward", {"grad_output", "self"}, prepareGradient, runSoftplusBackward},
+      {"aten.mish", {"self"}, prepareUnary, runMish},
+      {"aten.mish_", {"self"}, prepareUnary, runMish},
+      {"aten.mish_backward", {"grad_output", "self"}, prepareGradient, runMishBackward},
+      {"aten.native_group_norm", {"input", "weight?", "bias?"}, prepareGroupNorm, runGroupNorm},
+      {"aten.native_group_norm_backward", {"grad_out", "input", "mean", "rstd", "weight?"},
+       prepareGroupNormBackward, runGroupNormBackward},
+      {"aten.upsample_bilinear2d.vec", {"input"}, withAlignCorners<prepareUpsample>,
+       runUpsampleBilinear},
+      {"aten.upsample_bilinear2d_backward.vec", {"grad_output"},
+       withAlignCorners<prepareUpsampleBackward>, runUpsampleBilinearBackward},
+      {"aten.adaptive_max_pool2d", {"self"}, prepareAdaptiveMaxPool, runAdaptiveMaxPool},
+      {"aten.adaptive_max_pool2d_backward", {"grad_output", "self", "indices"},
+       prepareAdaptiveMaxPoolBackward, runAdaptiveMaxPoolBackward},
+      {"aten.pixel_shuffle", {"self"}, preparePixelShuffle<true>, runPixelShuffle<true>},
+      {"aten.pixel_unshuffle", {"self"}, preparePixelShuffle<false>, runPixelShuffle<false>},
   };
 }
 
