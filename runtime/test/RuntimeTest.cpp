@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -496,6 +497,158 @@ TEST(Runtime, RecomputedDropoutRedrawsItsMask) {
     kept += bit;
   EXPECT_GT(kept, 160); // about 192 of 256 kept at p = 0.25
   EXPECT_LT(kept, 224);
+}
+
+struct OperandSpec {
+  std::vector<int64_t> shape;
+  coop_pb::DType dtype = coop_pb::FLOAT32;
+};
+
+/// A plan of one launch of `kernel` over `inputs` (arguments in0, in1, ...)
+/// and `outputs` (the plan's outputs), laid out one after another.
+coop_pb::Plan oneLaunchPlan(const char *kernel, std::vector<OperandSpec> inputs,
+                            std::vector<OperandSpec> outputs) {
+  coop_pb::Plan plan;
+  plan.set_format_version(1);
+  plan.set_name(kernel);
+  coop_pb::Launch *launch = plan.add_launches();
+  launch->set_kernel(kernel);
+  int64_t offset = 0;
+  for (size_t k = 0; k < inputs.size() + outputs.size(); ++k) {
+    bool isInput = k < inputs.size();
+    const OperandSpec &spec = isInput ? inputs[k] : outputs[k - inputs.size()];
+    Buffer *buffer = isInput ? launch->add_inputs() : launch->add_outputs();
+    setBuffer(buffer, offset, spec.shape, spec.dtype);
+    if (isInput) {
+      coop_pb::PlanArgument *arg = plan.add_arguments();
+      arg->set_index(plan.arguments_size() - 1);
+      arg->set_name("in" + std::to_string(k));
+      arg->set_role(coop_pb::INPUT);
+      arg->mutable_buffer()->CopyFrom(*buffer);
+    } else {
+      plan.add_outputs()->CopyFrom(*buffer);
+    }
+    offset += (buffer->size() + 63) / 64 * 64;
+  }
+  plan.set_arena_bytes(offset);
+  return plan;
+}
+
+/// Adds the scalar or list argument `name` to the plan's one launch.
+coop_pb::Value *addArg(coop_pb::Plan &plan, const char *name) {
+  coop_pb::Argument *arg = plan.mutable_launches(0)->add_args();
+  arg->set_name(name);
+  return arg->mutable_value();
+}
+
+void addInts(coop_pb::Plan &plan, const char *name, std::vector<int64_t> values) {
+  coop_pb::Value *list = addArg(plan, name);
+  for (int64_t v : values)
+    list->mutable_list()->add_items()->set_int_value(v);
+}
+
+TEST(Runtime, SiluAndMishBackwardMatchTorch) {
+  // torch 2 emits these (torch 1.13 decomposes them, so the exported
+  // models cannot); expected: torch.ops.aten.silu_backward / mish_backward.
+  std::vector<float> grad = {1, -2, 0.5, 3, -1, 0.25}, x = {-3, -0.5, 0, 0.5, 2, 8};
+  std::vector<std::pair<const char *, std::vector<float>>> cases = {
+      {"aten.silu_backward",
+       {-0.0881041065f, -0.520077646f, 0.25f, 2.21988344f, -1.09078431f, 0.250586599f}},
+      {"aten.mish_backward",
+       {-0.0933931246f, -0.579021275f, 0.300000012f, 2.65927315f, -1.06931794f,
+        0.250000894f}}};
+  for (const auto &[kernel, expected] : cases) {
+    Loaded l;
+    Status s = load(oneLaunchPlan(kernel, {{{6}}, {{6}}}, {{{6}}}), l);
+    ASSERT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+    ASSERT_EQ(Status(coop_session_create(l.plan, "cpu", &l.session)).code(), COOP_STATUS_OK);
+    bindFloats(l, "in0", grad);
+    bindFloats(l, "in1", x);
+    ASSERT_EQ(coop_session_run(l.session, 1), nullptr);
+    std::vector<float> got(6);
+    ASSERT_EQ(coop_session_read_output(l.session, 0, got.data(), 24), nullptr);
+    for (size_t k = 0; k < got.size(); ++k)
+      EXPECT_NEAR(got[k], expected[k], 1e-6 * (1 + std::abs(expected[k]))) << kernel << " #" << k;
+  }
+}
+
+/// Loading `plan` fails naming its launch and `problem`.
+void expectRejected(const coop_pb::Plan &plan, const std::string &problem) {
+  Loaded l;
+  Status s = load(plan, l);
+  EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN) << s.message();
+  EXPECT_NE(s.message().find("launch #0 '" + plan.launches(0).kernel() + "': " + problem),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(Runtime, NetKernelsRejectMalformedLaunches) {
+  auto groupNorm = [](int64_t groups) {
+    coop_pb::Plan plan = oneLaunchPlan("aten.native_group_norm", {{{2, 6, 4}}},
+                                       {{{2, 6, 4}}, {{2, groups}}, {{2, groups}}});
+    addArg(plan, "N")->set_int_value(2);
+    addArg(plan, "C")->set_int_value(6);
+    addArg(plan, "HxW")->set_int_value(4);
+    addArg(plan, "group")->set_int_value(groups);
+    addArg(plan, "eps")->set_float_value(1e-5);
+    return plan;
+  };
+  {
+    Loaded l;
+    Status s = load(groupNorm(3), l);
+    EXPECT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  }
+  expectRejected(groupNorm(4), "group 4 does not divide C 6");
+
+  coop_pb::Plan backward = oneLaunchPlan(
+      "aten.native_group_norm_backward", {{{2, 6, 4}}, {{2, 6, 4}}, {{2, 3}}, {{2, 3}}},
+      {{{2, 6, 4}}, {{6}}, {{6}}});
+  addArg(backward, "N")->set_int_value(2);
+  addArg(backward, "C")->set_int_value(6);
+  addArg(backward, "HxW")->set_int_value(4);
+  addArg(backward, "group")->set_int_value(3);
+  addInts(backward, "output_mask", {0, 1, 1});
+  expectRejected(backward, "has 3 outputs; output_mask asks for 2");
+
+  // A 1-D convolution: [1, 2, 5] by [3, 2, 3], stride 1, no padding -> [1, 3, 3].
+  auto conv1d = [](std::vector<int64_t> weight, std::vector<int64_t> out) {
+    coop_pb::Plan plan = oneLaunchPlan("aten.convolution", {{{1, 2, 5}}, {weight}}, {{out}});
+    addInts(plan, "stride", {1});
+    addInts(plan, "padding", {0});
+    addInts(plan, "dilation", {1});
+    addArg(plan, "transposed")->set_bool_value(false);
+    addInts(plan, "output_padding", {0});
+    addArg(plan, "groups")->set_int_value(1);
+    return plan;
+  };
+  {
+    Loaded l;
+    Status s = load(conv1d({3, 2, 3}, {1, 3, 3}), l);
+    EXPECT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  }
+  expectRejected(conv1d({3, 2, 3}, {1, 3, 4}),
+                 "the output is not the convolution's: input [1,2,5], weight [3,2,3], "
+                 "output [1,3,4]");
+  expectRejected(conv1d({3, 2, 1, 3}, {1, 3, 3}), "only 1-D and 2-D convolutions");
+
+  coop_pb::Plan bilinear =
+      oneLaunchPlan("aten.upsample_bilinear2d.vec", {{{1, 1, 2, 2}}}, {{{1, 1, 4, 4}}});
+  addInts(bilinear, "output_size", {4, 4});
+  expectRejected(bilinear, "has no 'align_corners'");
+
+  coop_pb::Plan maxPool =
+      oneLaunchPlan("aten.adaptive_max_pool2d", {{{1, 2, 5, 5}}}, {{{1, 2, 2, 2}}, {{1, 2, 2, 2}}});
+  addInts(maxPool, "output_size", {2, 2});
+  expectRejected(maxPool, "the indices output is float32, expected int64");
+
+  coop_pb::Plan shuffle = oneLaunchPlan("aten.pixel_shuffle", {{{1, 8, 2, 2}}}, {{{1, 2, 4, 4}}});
+  addArg(shuffle, "upscale_factor")->set_int_value(3);
+  expectRejected(shuffle, "packed [1,8,2,2] and shuffled [1,2,4,4] do not match by the factor 3");
+
+  coop_pb::Plan leaky = oneLaunchPlan("aten.leaky_relu_backward", {{{4}}, {{4}}}, {{{4}}});
+  addArg(leaky, "negative_slope")->set_float_value(-0.5);
+  addArg(leaky, "self_is_result")->set_bool_value(true);
+  expectRejected(leaky, "the backward of an in-place leaky_relu with a negative slope");
 }
 
 } // namespace

@@ -3,12 +3,15 @@
 Tiny models that make the exporter emit the kernels the bigger zoo models
 need (average pooling, GPT's causal mask, Swin's shifted windows and
 relative position bias) and those of common models outside the zoo
-(MobileNet's and EfficientNet's activations, baddbmm and triu attention,
-adaptive pooling, nearest upsampling, MSE loss, scalar fills) run three
-training steps through coop-opt and coop-run, and their losses and updated
-parameters must match PyTorch's own steps within test_e2e's tolerance.
-Each model also checks that its exported step really contains the kernels
-it is meant to test.
+(MobileNet's and EfficientNet's activations, leaky ReLU, ELU, softplus and
+mish, baddbmm and triu attention, adaptive average and max pooling,
+nearest and bilinear upsampling, pixel shuffles, group normalization, 1-D
+convolutions, MSE loss, scalar fills) run three training steps through
+coop-opt and coop-run, and their losses and updated parameters must match
+PyTorch's own steps within test_e2e's tolerance. Each model also checks
+that its exported step really contains the kernels it is meant to test.
+(silu_backward and mish_backward, which torch 1.13 never emits, are checked
+in RuntimeTest.cpp.)
 
 Needs torch (for /usr/bin/python3) and the tools named by COOP_OPT,
 COOP_TRANSLATE and COOP_RUN; reuses test_e2e's export-plan-run-compare."""
@@ -163,6 +166,116 @@ if torch is not None:
             m[:, :, 1:3].fill_(2.0)
             return sum(head(p.flatten(1)) for head, p in zip(self.heads, (a, u, v, y * m)))
 
+    class GroupNorms(nn.Module):
+        """nn.GroupNorm: affine on 4-D and 3-D inputs, without an affine
+        transform, and on the input itself (its backward then computes only
+        the weight and bias gradients: a partial output_mask)."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(6, 3, 4))
+            self.on_input = nn.GroupNorm(2, 6)
+            self.affine = nn.GroupNorm(3, 6)
+            self.plain = nn.GroupNorm(6, 6, affine=False)
+            self.flat = nn.GroupNorm(1, 6)
+            self.heads = nn.ModuleList(nn.Linear(72, 4) for _ in range(4))
+
+        def forward(self, x):  # x [2, 6, 3, 4]
+            y = x * self.w
+            parts = (self.on_input(x), self.affine(y), self.plain(y * 2 + 1),
+                     self.flat(y.reshape(2, 6, 12)))
+            return sum(head(p.flatten(1)) for head, p in zip(self.heads, parts))
+
+    class Conv1d(nn.Module):
+        """1-D convolutions: strided, padded, dilated and grouped, on the
+        input itself (no input gradient), one without a bias, and a
+        grouped, strided transposed one with output padding."""
+
+        def __init__(self):
+            super().__init__()
+            self.first = nn.Conv1d(4, 6, 3, stride=2, padding=2, dilation=2, groups=2)
+            self.plain = nn.Conv1d(6, 6, 1, bias=False)
+            self.up = nn.ConvTranspose1d(6, 4, 3, stride=2, padding=1, output_padding=1,
+                                         groups=2)
+            self.head = nn.Linear(4 * 12, 3)
+
+        def forward(self, x):  # x [2, 4, 11]
+            y = torch.tanh(self.first(x))  # [2, 6, 6]
+            return self.head(self.up(self.plain(y)).flatten(1))  # [2, 4, 12]
+
+    class Bilinear(nn.Module):
+        """Bilinear upsampling with and without align_corners: by integer
+        and fractional scale factors (ATen then reads positions by the
+        factor, not by the sizes), to sizes smaller and larger, and one
+        axis kept."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(3, 4, 5))
+            sizes = (8 * 10, 6 * 8, 7 * 3, 3 * 8, 4 * 9)
+            self.heads = nn.ModuleList(nn.Linear(3 * n, 4) for n in sizes)
+
+        def forward(self, x):  # x [2, 3, 4, 5]
+            y = x * self.w
+            parts = (F.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False),
+                     F.interpolate(y, scale_factor=(1.5, 1.7), mode="bilinear",
+                                   align_corners=False),
+                     F.interpolate(y, size=(7, 3), mode="bilinear", align_corners=True),
+                     F.interpolate(y, size=(3, 8), mode="bilinear", align_corners=False),
+                     F.interpolate(y, size=(4, 9), mode="bilinear", align_corners=True))
+            return sum(head(p.flatten(1)) for head, p in zip(self.heads, parts))
+
+    class AdaptiveMaxPool(nn.Module):
+        """Adaptive max pooling over uneven, overlapping windows, batched
+        and of one [C, H, W] sample; the input holds repeated values down
+        each column, so ties pick the first maximum."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(5))
+            self.heads = nn.ModuleList(nn.Linear(n, 4) for n in (3 * 6, 3 * 4 * 2))
+
+        def forward(self, x):  # x [2, 3, 7, 5], small integers
+            y = x * self.w
+            a = F.adaptive_max_pool2d(y, (3, 2))
+            b = F.adaptive_max_pool2d(y[1], (4, 2))
+            return self.heads[0](a.flatten(1)) + self.heads[1](b.flatten())
+
+    class Activations2(nn.Module):
+        """Leaky ReLU, ELU, SELU and CELU (in place and not: their backward
+        then reads the result), softplus past its threshold, mish; the
+        inputs span both signs widely."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(6) * 2)
+            self.heads = nn.ModuleList(nn.Linear(6, 3) for _ in range(11))
+
+        def forward(self, x):
+            y = x * self.w
+            parts = (F.leaky_relu(y), F.leaky_relu(y * 1.5, 0.2, inplace=True), F.elu(y),
+                     F.elu(y - 0.5, 0.7, inplace=True), F.selu(y), F.celu(y, 0.5),
+                     F.celu(y * 0.5, 1.5, inplace=True), F.softplus(y),
+                     F.softplus(y, beta=2, threshold=1), F.mish(y),
+                     F.mish(y + 1, inplace=True))
+            return sum(head(p) for head, p in zip(self.heads, parts))
+
+    class PixelShuffle(nn.Module):
+        """Sub-pixel convolution's shuffles: pixel_shuffle (whose backward is
+        pixel_unshuffle) and pixel_unshuffle."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(8, 3, 3))
+            self.heads = nn.ModuleList(nn.Linear(72, 4) for _ in range(2))
+
+        def forward(self, x):  # x [2, 8, 3, 3]
+            y = x * self.w
+            up = F.pixel_shuffle(y, 2)  # [2, 2, 6, 6]
+            down = F.pixel_unshuffle(up[:, :, :, :3] * 2, 3)  # [2, 18, 2, 1]
+            return self.heads[0](up.flatten(1)) + self.heads[1](
+                torch.cat([down.flatten(1)] * 2, 1))
+
     def _mse_sum(output, target):
         return F.mse_loss(output, target) + 0.5 * F.mse_loss(output, target, reduction="sum")
 
@@ -183,6 +296,20 @@ if torch is not None:
                                      (torch.tensor([0, 2]),), F.cross_entropy, "sgd"),
         "pool_upsample": lambda: (PoolUpsample(), (torch.randn(2, 3, 5, 7),),
                                   (torch.randn(2, 4),), _mse_sum, "sgd"),
+        "group_norm": lambda: (GroupNorms(), (torch.randn(2, 6, 3, 4),),
+                               (torch.tensor([1, 3]),), F.cross_entropy, "sgd"),
+        "conv1d": lambda: (Conv1d(), (torch.randn(2, 4, 11),), (torch.tensor([2, 0]),),
+                           F.cross_entropy, "sgd"),
+        "bilinear": lambda: (Bilinear(), (torch.randn(2, 3, 4, 5),), (torch.tensor([0, 3]),),
+                             F.cross_entropy, "sgd"),
+        "adaptive_max_pool": lambda: (AdaptiveMaxPool(),
+                                      (torch.randint(-2, 3, (2, 3, 7, 5)).float(),),
+                                      (torch.tensor([1, 2]),), F.cross_entropy, "sgd"),
+        "activations2": lambda: (Activations2(), (torch.randn(8, 6) * 2,),
+                                 (torch.tensor([0, 1, 2, 0, 1, 2, 0, 1]),),
+                                 F.cross_entropy, "sgd"),
+        "pixel_shuffle": lambda: (PixelShuffle(), (torch.randn(2, 8, 3, 3),),
+                                  (torch.tensor([3, 1]),), F.cross_entropy, "sgd"),
     }
     KERNELS = {
         "avg_pool": {"aten.avg_pool2d", "aten.avg_pool2d_backward"},
@@ -204,6 +331,15 @@ if torch is not None:
                           "aten.upsample_nearest2d.vec",
                           "aten.upsample_nearest2d_backward.vec", "aten.new_empty_strided",
                           "aten.fill_.Scalar", "aten.mse_loss", "aten.mse_loss_backward"},
+        "group_norm": {"aten.native_group_norm", "aten.native_group_norm_backward"},
+        "conv1d": {"aten.convolution", "aten.convolution_backward"},
+        "bilinear": {"aten.upsample_bilinear2d.vec", "aten.upsample_bilinear2d_backward.vec"},
+        "adaptive_max_pool": {"aten.adaptive_max_pool2d", "aten.adaptive_max_pool2d_backward"},
+        "activations2": {"aten.leaky_relu", "aten.leaky_relu_", "aten.leaky_relu_backward",
+                         "aten.elu", "aten.elu_", "aten.celu", "aten.celu_",
+                         "aten.elu_backward", "aten.softplus", "aten.softplus_backward",
+                         "aten.mish", "aten.mish_"},
+        "pixel_shuffle": {"aten.pixel_shuffle", "aten.pixel_unshuffle"},
     }
 
     _small_build = small_models.build
@@ -237,6 +373,24 @@ class ZooKernels(unittest.TestCase):
 
     def test_activations(self):
         self.check("activations")
+
+    def test_activations2(self):
+        self.check("activations2")
+
+    def test_adaptive_max_pool(self):
+        self.check("adaptive_max_pool")
+
+    def test_bilinear(self):
+        self.check("bilinear")
+
+    def test_conv1d(self):
+        self.check("conv1d")
+
+    def test_group_norm(self):
+        self.check("group_norm")
+
+    def test_pixel_shuffle(self):
+        self.check("pixel_shuffle")
 
     def test_avg_pool(self):
         self.check("avg_pool")
