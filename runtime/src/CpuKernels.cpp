@@ -136,14 +136,24 @@ bool broadcastsTo(const Tensor &in, const Tensor &out) {
 
 /// Tensor parameters 0..n-1 are float inputs broadcast to output 0;
 /// parameter 1 may be a scalar 'other' instead.
+/// add, sub and mul, which also compute on int64 operands.
+bool integerArithmetic(const std::string &kernel) {
+  for (const char *name : {"aten.add.Tensor", "aten.add_.Tensor", "aten.sub.Tensor",
+                           "aten.sub_.Tensor", "aten.mul.Tensor", "aten.mul_.Tensor"})
+    if (kernel == name)
+      return true;
+  return false;
+}
+
 template <int N> std::string prepareElementwise(const Signature &sig) {
   if (N == 2 && sig.call.numOutputs == 1 && sig.outputs[0].dtype == coop_pb::INT64 &&
-      (*sig.kernel == "aten.add_.Tensor" || *sig.kernel == "aten.add.Tensor")) {
-    // Integer counters (batch norm's num_batches_tracked).
+      integerArithmetic(*sig.kernel)) {
+    // Integer counters (batch norm's num_batches_tracked) and index
+    // arithmetic.
     const Tensor *a = sig.call.tensor(0), *b = sig.call.tensor(1);
     if (!a || a->dtype != coop_pb::INT64 || !sameShape(*a, sig.outputs[0]) ||
         (b && (b->dtype != coop_pb::INT64 || !broadcastsTo(*b, sig.outputs[0]))))
-      return "integer addition needs int64 operands of the output's shape";
+      return "integer arithmetic needs int64 operands of the output's shape";
     return "";
   }
   TRY(expect(sig, 1));
@@ -197,28 +207,38 @@ template <typename F> void map3(const Call &c, F f) {
     o[i] = f(asFloat(a, w.off[ia]), asFloat(b, w.off[ib]), asFloat(d, w.off[id]));
 }
 
-void runAddInt(const Call &c) {
+template <typename F> void mapInt64(const Call &c, F f) {
   const Tensor &out = c.out(0), &a = *c.tensor(0);
   const Tensor *b = c.tensor(1);
   Walk w(out);
   int ia = w.add(a), ib = b ? w.add(*b) : -1;
-  int64_t alpha = c.i("alpha", 1), scalar = b ? 0 : c.i("other");
+  int64_t scalar = b ? 0 : c.i("other");
   int64_t *o = out.ptr<int64_t>();
   for (int64_t i = 0, n = out.numel(); i < n; ++i, w.next())
-    o[i] = a.ptr<int64_t>()[w.off[ia]] + alpha * (b ? b->ptr<int64_t>()[w.off[ib]] : scalar);
+    o[i] = f(a.ptr<int64_t>()[w.off[ia]], b ? b->ptr<int64_t>()[w.off[ib]] : scalar);
 }
 
 void runAdd(const Call &c) {
-  if (c.out(0).dtype == coop_pb::INT64)
-    return runAddInt(c);
+  if (c.out(0).dtype == coop_pb::INT64) {
+    int64_t alpha = c.i("alpha", 1);
+    return mapInt64(c, [alpha](int64_t a, int64_t b) { return a + alpha * b; });
+  }
   float alpha = static_cast<float>(c.f("alpha", 1));
   map2(c, [alpha](float a, float b) { return a + alpha * b; });
 }
 void runSub(const Call &c) {
+  if (c.out(0).dtype == coop_pb::INT64) {
+    int64_t alpha = c.i("alpha", 1);
+    return mapInt64(c, [alpha](int64_t a, int64_t b) { return a - alpha * b; });
+  }
   float alpha = static_cast<float>(c.f("alpha", 1));
   map2(c, [alpha](float a, float b) { return a - alpha * b; });
 }
-void runMul(const Call &c) { map2(c, [](float a, float b) { return a * b; }); }
+void runMul(const Call &c) {
+  if (c.out(0).dtype == coop_pb::INT64)
+    return mapInt64(c, [](int64_t a, int64_t b) { return a * b; });
+  map2(c, [](float a, float b) { return a * b; });
+}
 void runDiv(const Call &c) { map2(c, [](float a, float b) { return a / b; }); }
 void runRelu(const Call &c) { map1(c, [](float a) { return a > 0.f ? a : 0.f; }); }
 void runSqrt(const Call &c) { map1(c, [](float a) { return std::sqrt(a); }); }
@@ -677,15 +697,6 @@ void runLayerNorm(const Call &c) {
       o[r * cols + k] = static_cast<float>(x);
     }
   }
-}
-
-/// The outputs present for output_mask: out[k] is output index or -1.
-void maskedOutputs(const Call &c, int *out) {
-  int64_t mask[3] = {1, 1, 1};
-  c.ints("output_mask", mask, 3);
-  int next = 0;
-  for (int k = 0; k < 3; ++k)
-    out[k] = mask[k] && next < c.numOutputs ? next++ : -1;
 }
 
 std::string prepareMaskedBackward(const Signature &sig) {

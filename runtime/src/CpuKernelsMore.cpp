@@ -356,6 +356,39 @@ template <bool Equal> void runCompare(const Call &c) {
     out.ptr<uint8_t>()[k] = (valueAt(in.at(k), in.dtype) == other) == Equal;
 }
 
+// remainder.Scalar(self, other): Python's modulo, the sign of `other`
+// (window and position arithmetic on int64 indices, or float32).
+std::string prepareRemainder(const Signature &sig) {
+  CHECK_OK(operands(sig, 1));
+  const Tensor &in = *sig.call.tensor(0), &out = sig.outputs[0];
+  if (in.dtype != coop_pb::FLOAT32 && in.dtype != coop_pb::INT64)
+    return std::string("self is ") + dtypeName(in.dtype) + ", expected float32 or int64";
+  if (in.dtype != out.dtype || !shapesEqual(in, out))
+    return "self " + dims(in) + " and output " + dims(out) + " differ";
+  if (!sig.call.has("other"))
+    return "has no scalar 'other'";
+  if (in.dtype == coop_pb::INT64 && sig.call.i("other") == 0)
+    return "integer remainder by zero";
+  return "";
+}
+
+void runRemainder(const Call &c) {
+  const Tensor &in = *c.tensor(0), &out = c.out(0);
+  if (in.dtype == coop_pb::INT64) {
+    int64_t b = c.i("other");
+    for (int64_t k = 0, n = out.numel(); k < n; ++k) {
+      int64_t r = *reinterpret_cast<const int64_t *>(in.at(k)) % b;
+      out.ptr<int64_t>()[k] = r != 0 && (r < 0) != (b < 0) ? r + b : r;
+    }
+    return;
+  }
+  float b = static_cast<float>(c.f("other"));
+  for (int64_t k = 0, n = out.numel(); k < n; ++k) {
+    float r = std::fmod(*reinterpret_cast<const float *>(in.at(k)), b);
+    out.ptr<float>()[k] = r != 0 && (r < 0) != (b < 0) ? r + b : r;
+  }
+}
+
 // masked_fill.Scalar(self, mask, value): value where the (broadcast) bool
 // mask is set, else self.
 std::string prepareMaskedFill(const Signature &sig) {
@@ -1376,16 +1409,6 @@ void runGroupNorm(const Call &c) {
   }
 }
 
-/// The output of gradient `which` (0 input, 1 weight, 2 bias) of a
-/// backward whose outputs are those output_mask asks for, in order; -1
-/// when it does not ask.
-int maskedOutput(const Call &c, int which) {
-  int64_t mask[3] = {1, 1, 1};
-  c.ints("output_mask", mask, 3);
-  if (!mask[which])
-    return -1;
-  return static_cast<int>(std::count_if(mask, mask + which, [](int64_t m) { return m != 0; }));
-}
 
 std::string prepareGroupNormBackward(const Signature &sig) {
   for (int p = 0; p < 4; ++p)
@@ -1399,20 +1422,22 @@ std::string prepareGroupNormBackward(const Signature &sig) {
   GroupNorm g = groupNormOf(sig.call);
   CHECK_OK(floatCount(*sig.call.tensor(2), "mean", g.N * g.groups));
   CHECK_OK(floatCount(*sig.call.tensor(3), "rstd", g.N * g.groups));
-  int expected = 0;
-  for (int which = 0; which < 3; ++which)
-    expected += maskedOutput(sig.call, which) >= 0;
+  int64_t mask[3] = {1, 1, 1};
+  sig.call.ints("output_mask", mask, 3);
+  int expected = int(mask[0] != 0) + int(mask[1] != 0) + int(mask[2] != 0);
   if (sig.call.numOutputs != expected)
     return "has " + std::to_string(sig.call.numOutputs) + " outputs; output_mask asks for " +
            std::to_string(expected);
-  if (int o = maskedOutput(sig.call, 0); o >= 0) {
+  int outs[3];
+  maskedOutputs(sig.call, outs);
+  if (int o = outs[0]; o >= 0) {
     CHECK_OK(dtypeIs(sig.outputs[o], "grad_input", coop_pb::FLOAT32));
     if (!shapesEqual(sig.outputs[o], input))
       return "grad_input " + dims(sig.outputs[o]) + " differs from input " + dims(input);
   }
-  if (int o = maskedOutput(sig.call, 1); o >= 0)
+  if (int o = outs[1]; o >= 0)
     CHECK_OK(floatCount(sig.outputs[o], "grad_weight", g.C));
-  if (int o = maskedOutput(sig.call, 2); o >= 0)
+  if (int o = outs[2]; o >= 0)
     CHECK_OK(floatCount(sig.outputs[o], "grad_bias", g.C));
   return "";
 }
@@ -1435,7 +1460,9 @@ void runGroupNormBackward(const Call &c) {
   GroupNorm g = groupNormOf(c);
   int64_t cpg = g.channels(), span = g.span();
   double ds, db;
-  if (int o = maskedOutput(c, 0); o >= 0) {
+  int outs[3];
+  maskedOutputs(c, outs);
+  if (int o = outs[0]; o >= 0) {
     float *dx = c.out(o).ptr<float>();
     for (int64_t row = 0; row < g.N * g.groups; ++row) {
       int64_t n = row / g.groups, first = (row % g.groups) * cpg;
@@ -1455,7 +1482,7 @@ void runGroupNormBackward(const Call &c) {
       }
     }
   }
-  int dWeight = maskedOutput(c, 1), dBias = maskedOutput(c, 2);
+  int dWeight = outs[1], dBias = outs[2];
   if (dWeight < 0 && dBias < 0)
     return;
   for (int64_t ch = 0; ch < g.C; ++ch) {
@@ -1727,6 +1754,8 @@ std::vector<KernelDef> moreCpuKernels() {
       {"aten.constant_pad_nd", {"self"}, preparePad, runPad},
       {"aten.index.Tensor", {"self", "indices[]"}, prepareIndex, runIndex},
       {"aten.index_put", {"self", "indices[]", "values"}, prepareIndexPut, runIndexPut},
+      {"aten.index_put_", {"self", "indices[]", "values"}, prepareIndexPut, runIndexPut},
+      {"aten.remainder.Scalar", {"self"}, prepareRemainder, runRemainder},
       {"aten.hardtanh", {"self"}, prepareHardtanh, runHardtanh},
       {"aten.hardtanh_", {"self"}, prepareHardtanh, runHardtanh},
       {"aten.hardtanh_backward", {"grad_output", "self"}, prepareHardtanh, runHardtanhBackward},

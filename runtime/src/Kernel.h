@@ -126,6 +126,11 @@ struct KernelDef {
   bool stridedOutputs = false;
 };
 
+/// For a backward with output_mask (convolution, batch/layer/group norm):
+/// out[k] is the output index of gradient k (input, weight, bias), or -1
+/// where the mask leaves it out. Outputs are the masked-in ones, in order.
+void maskedOutputs(const Call &c, int out[3]);
+
 /// The kernel of an aten name: exact name first, then the name without
 /// its overload ("aten.add_.Tensor" -> "aten.add_"). nullptr if none.
 const KernelDef *findKernel(const std::string &name);

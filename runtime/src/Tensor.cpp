@@ -190,4 +190,12 @@ void fillRandomArgument(const std::string &name, coop_role_t role, const Tensor 
   }
 }
 
+void maskedOutputs(const Call &c, int out[3]) {
+  int64_t mask[3] = {1, 1, 1};
+  c.ints("output_mask", mask, 3);
+  int next = 0;
+  for (int k = 0; k < 3; ++k)
+    out[k] = mask[k] && next < c.numOutputs ? next++ : -1;
+}
+
 } // namespace coop::rt

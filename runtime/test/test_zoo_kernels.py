@@ -6,9 +6,10 @@ relative position bias) and those of common models outside the zoo
 (MobileNet's and EfficientNet's activations, leaky ReLU, ELU, softplus and
 mish, baddbmm and triu attention, adaptive average and max pooling,
 nearest and bilinear upsampling, pixel shuffles, group normalization, 1-D
-convolutions, MSE loss, scalar fills) run three training steps through
-coop-opt and coop-run, and their losses and updated parameters must match
-PyTorch's own steps within test_e2e's tolerance. Each model also checks
+convolutions, MSE loss, scalar fills, slice and index assignments with
+int64 index arithmetic, batch norm on the input) run three training steps
+through coop-opt and coop-run, and their losses and updated parameters must
+match PyTorch's own steps within test_e2e's tolerance. Each model also checks
 that its exported step really contains the kernels it is meant to test.
 (silu_backward and mish_backward, which torch 1.13 never emits, are checked
 in RuntimeTest.cpp.)
@@ -279,6 +280,48 @@ if torch is not None:
     def _mse_sum(output, target):
         return F.mse_loss(output, target) + 0.5 * F.mse_loss(output, target, reduction="sum")
 
+    class SliceAssign(nn.Module):
+        """Slice assignments: copy_ into a strided view of a fresh tensor, and
+        a fill of one channel."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4, 6, 6))
+            self.head = nn.Linear(4 * 36, 3)
+
+        def forward(self, x):
+            g = torch.zeros_like(x)
+            g[:, :, ::2, 1::2] = x[:, :, ::2, 1::2] * self.w[:, ::2, 1::2]
+            g[:, 1] = 2.0
+            return self.head((g + x).flatten(1))
+
+    class NormFirst(nn.Module):
+        """Batch norm straight on the input: its backward computes no input
+        gradient (output_mask [False, True, True])."""
+
+        def __init__(self):
+            super().__init__()
+            self.bn = nn.BatchNorm2d(3)
+            self.fc = nn.Linear(3 * 4 * 4, 5)
+
+        def forward(self, x):
+            return self.fc(self.bn(x).flatten(1))
+
+    class IndexAssign(nn.Module):
+        """Rows written in place by index (index_put_), chosen by modular
+        position arithmetic (remainder.Scalar on int64)."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(12, 4))
+            self.head = nn.Linear(48, 3)
+
+        def forward(self, x):
+            y = x * self.w
+            rows = (torch.arange(6) * 5 + 3) % 12
+            y[rows] = y[(rows + 7) % 12] * 2
+            return self.head(y.flatten().unsqueeze(0).expand(2, -1))
+
     CASES = {
         "avg_pool": lambda: (AvgPool(), (torch.randn(2, 3, 7, 7),), (torch.tensor([1, 3]),),
                              F.cross_entropy, "sgd"),
@@ -310,6 +353,12 @@ if torch is not None:
                                  F.cross_entropy, "sgd"),
         "pixel_shuffle": lambda: (PixelShuffle(), (torch.randn(2, 8, 3, 3),),
                                   (torch.tensor([3, 1]),), F.cross_entropy, "sgd"),
+        "slice_assign": lambda: (SliceAssign(), (torch.randn(2, 4, 6, 6),),
+                                 (torch.tensor([0, 2]),), F.cross_entropy, "sgd"),
+        "norm_first": lambda: (NormFirst(), (torch.randn(2, 3, 4, 4),),
+                               (torch.tensor([4, 1]),), F.cross_entropy, "sgd"),
+        "index_assign": lambda: (IndexAssign(), (torch.randn(12, 4),),
+                                 (torch.tensor([2, 0]),), F.cross_entropy, "sgd"),
     }
     KERNELS = {
         "avg_pool": {"aten.avg_pool2d", "aten.avg_pool2d_backward"},
@@ -340,6 +389,9 @@ if torch is not None:
                          "aten.elu_backward", "aten.softplus", "aten.softplus_backward",
                          "aten.mish", "aten.mish_"},
         "pixel_shuffle": {"aten.pixel_shuffle", "aten.pixel_unshuffle"},
+        "slice_assign": {"aten.copy_", "aten.fill_.Tensor"},
+        "norm_first": {"aten.native_batch_norm_backward"},
+        "index_assign": {"aten.index_put_", "aten.remainder.Scalar"},
     }
 
     _small_build = small_models.build
@@ -391,6 +443,15 @@ class ZooKernels(unittest.TestCase):
 
     def test_pixel_shuffle(self):
         self.check("pixel_shuffle")
+
+    def test_slice_assign(self):
+        self.check("slice_assign")
+
+    def test_norm_first(self):
+        self.check("norm_first")
+
+    def test_index_assign(self):
+        self.check("index_assign")
 
     def test_avg_pool(self):
         self.check("avg_pool")

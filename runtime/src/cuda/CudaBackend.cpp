@@ -46,15 +46,14 @@ template <Op K, int N> void elementwise(CudaBackend &b, const Call &c) {
     }
     p.in[p.numInputs++] = operandOf(*t, out);
   }
-  if (K == Op::Add || K == Op::Sub) {
+  if (K == Op::Add || K == Op::Sub)
     p.alpha = c.f("alpha", 1);
-    if (out.dtype == coop_pb::INT64) {
-      p.op = Op::AddInt64;
-      p.alphaInt = c.i("alpha", 1);
-      p.scalarInt = c.i("other");
-      if (K == Op::Sub)
-        p.alphaInt = -p.alphaInt;
-    }
+  if (out.dtype == coop_pb::INT64) { // what the CPU computes on int64
+    p.op = K == Op::Mul ? Op::MulInt64 : Op::AddInt64;
+    p.alphaInt = c.i("alpha", 1);
+    p.scalarInt = c.i("other");
+    if (K == Op::Sub)
+      p.alphaInt = -p.alphaInt;
   }
   if (p.scalarB)
     p.scalar = c.f("other");

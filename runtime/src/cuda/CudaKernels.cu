@@ -18,10 +18,10 @@ __global__ void elementwiseKernel(Elementwise p, int64_t n) {
     int64_t off[3];
     for (int k = 0; k < p.numInputs; ++k)
       off[k] = offsetOf(i, p.shape, p.in[k].strides);
-    if (p.op == Op::AddInt64) {
+    if (p.op == Op::AddInt64 || p.op == Op::MulInt64) {
       int64_t a = loadInt(p.in[0], off[0]);
       int64_t b = p.scalarB ? p.scalarInt : loadInt(p.in[1], off[1]);
-      reinterpret_cast<int64_t *>(p.out)[i] = a + p.alphaInt * b;
+      reinterpret_cast<int64_t *>(p.out)[i] = p.op == Op::MulInt64 ? a * b : a + p.alphaInt * b;
       continue;
     }
     float a = loadFloat(p.in[0], off[0]);

@@ -53,6 +53,7 @@ enum class Op : int {
   GeluBwd,      // a: grad, b: x
   Scale,        // alpha * a (addmm's beta * self)
   AddInt64,     // int64: a + alpha * b
+  MulInt64,     // int64: a * b
   Sigmoid,      // 1 / (1 + exp(-a))
   Tanh,         // tanh(a)
   SigmoidBwd,   // a: grad, b: output

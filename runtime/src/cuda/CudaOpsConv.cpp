@@ -62,16 +62,6 @@ void convolution(CudaBackend &b, const Call &c) {
   b.check(launchConvGather(p, b.stream), "convolution kernel");
 }
 
-/// The output index of each of (grad_input, grad_weight, grad_bias), or -1
-/// where output_mask leaves it out (CpuKernels.cpp's maskedOutputs).
-void maskedOutputs(const Call &c, int *out) {
-  int64_t mask[3] = {1, 1, 1};
-  c.ints("output_mask", mask, 3);
-  int next = 0;
-  for (int k = 0; k < 3; ++k)
-    out[k] = mask[k] && next < c.numOutputs ? next++ : -1;
-}
-
 // convolution_backward(grad_output, input, weight, bias_sizes, stride,
 // padding, dilation, transposed, output_padding, groups, output_mask)
 void convolutionBackward(CudaBackend &b, const Call &c) {

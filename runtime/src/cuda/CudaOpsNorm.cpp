@@ -19,16 +19,6 @@ ElementView viewOf(const Tensor *t) {
 /// Output `index`'s memory, or nullptr for an output output_mask leaves out.
 char *maskedOutput(const Call &c, int index) { return index >= 0 ? c.out(index).data : nullptr; }
 
-/// The outputs output_mask asks for: out[k] is an output index, or -1 (the
-/// CPU kernels' maskedOutputs).
-void maskedOutputs(const Call &c, int *out) {
-  int64_t mask[3] = {1, 1, 1};
-  c.ints("output_mask", mask, 3);
-  int next = 0;
-  for (int k = 0; k < 3; ++k)
-    out[k] = mask[k] && next < c.numOutputs ? next++ : -1;
-}
-
 /// Rows and columns of a layer norm: columns span normalized_shape.
 void layerNormGeometry(const Call &c, const Tensor &input, LayerNorm &p) {
   int64_t dims[kMaxRank];
@@ -243,7 +233,8 @@ void addNormHandlers(HandlerTable &h) {
   h["aten.embedding"] = embedding;
   h["aten.embedding_dense_backward"] = embeddingBackward;
   h["aten.index.Tensor"] = indexByTensor;
-  h["aten.index_put"] = indexPut;
+  for (const char *name : {"aten.index_put", "aten.index_put_"})
+    h[name] = indexPut;
   h["aten.nll_loss2d_forward"] = nll2dForward;
   h["aten.nll_loss2d_backward"] = nll2dBackward;
 }
