@@ -12,6 +12,7 @@
 
 #include "coop/Dialect/Coop/IR/CoopDialect.h"
 #include "coop/Dialect/Coop/IR/CoopOps.h"
+#include "coop/Transforms/ViewLayout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -350,6 +351,8 @@ OwningOpRef<ModuleOp> Importer::run() {
 
   if (failed(verify(*module)))
     return nullptr;
+  // torch's layouts allowed reshapes as views that coop's may not.
+  materializeUnviewableReshapes(func);
   return module;
 }
 

@@ -150,6 +150,10 @@ int64_t wrapDim(int64_t dim, int64_t rank) {
 
 } // namespace
 
+bool mlir::coop::isReshapeView(StringRef kernel) {
+  return classify(kernel) == ViewKind::Reshape;
+}
+
 FailureOr<SmallVector<Layout>>
 mlir::coop::applyView(StringRef kernel, DictionaryAttr attrs,
                       const Layout &source, TypeRange resultTypes,

@@ -322,6 +322,16 @@ if torch is not None:
             y[rows] = y[(rows + 7) % 12] * 2
             return self.head(y.flatten().unsqueeze(0).expand(2, -1))
 
+    def convnext():
+        """torchvision's ConvNeXt, two small stages: depthwise convolutions,
+        channels-last layer norm and MLP between Permute modules, layer
+        scale. torch's layer-scale `mul` keeps the permuted strides, so its
+        backward reshapes as views what coop's contiguous results cannot
+        view; the importer makes those reshapes copies."""
+        from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+        return ConvNeXt([CNBlockConfig(8, 16, 1), CNBlockConfig(16, None, 1)],
+                        num_classes=3)
+
     CASES = {
         "avg_pool": lambda: (AvgPool(), (torch.randn(2, 3, 7, 7),), (torch.tensor([1, 3]),),
                              F.cross_entropy, "sgd"),
@@ -359,6 +369,8 @@ if torch is not None:
                                (torch.tensor([4, 1]),), F.cross_entropy, "sgd"),
         "index_assign": lambda: (IndexAssign(), (torch.randn(12, 4),),
                                  (torch.tensor([2, 0]),), F.cross_entropy, "sgd"),
+        "convnext": lambda: (convnext(), (torch.randn(2, 3, 16, 16),),
+                             (torch.tensor([1, 2]),), F.cross_entropy, "sgd"),
     }
     KERNELS = {
         "avg_pool": {"aten.avg_pool2d", "aten.avg_pool2d_backward"},
@@ -392,6 +404,7 @@ if torch is not None:
         "slice_assign": {"aten.copy_", "aten.fill_.Tensor"},
         "norm_first": {"aten.native_batch_norm_backward"},
         "index_assign": {"aten.index_put_", "aten.remainder.Scalar"},
+        "convnext": {"aten._reshape_alias", "aten.native_layer_norm"},
     }
 
     _small_build = small_models.build
@@ -452,6 +465,9 @@ class ZooKernels(unittest.TestCase):
 
     def test_index_assign(self):
         self.check("index_assign")
+
+    def test_convnext(self):
+        self.check("convnext")
 
     def test_avg_pool(self):
         self.check("avg_pool")

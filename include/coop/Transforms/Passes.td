@@ -190,6 +190,42 @@ def CoopLowerToRuntime : Pass<"coop-lower-to-runtime", "::mlir::ModuleOp"> {
                            "::mlir::coop_rt::CoopRTDialect"];
 }
 
+def CoopMaterializeViews : Pass<"coop-materialize-views", "::mlir::func::FuncOp"> {
+  let summary = "Make reshapes that coop's layouts cannot view into copies";
+  let description = [{
+    Every compute result is contiguous here, while torch keeps an input's
+    strides through some kernels (a `mul` of a permuted tensor is permuted
+    too) and then records a reshape of that result as a view
+    (`aten._reshape_alias`, `aten.view`). In a `coop.step` function, this
+    pass computes the layouts the lowering will give every value and
+    replaces each reshape view that cannot be expressed over them with a
+    copy, `coop.compute "aten.reshape"`, unless something writes in place
+    through the view (then the lowering reports it). The importer
+    (`coop-translate --import-training-graph`) does the same, so run this
+    on hand-written steps only, before `coop-annotate-costs` (the copy has
+    no cost yet).
+
+    Input:
+
+    ```mlir
+    %y = coop.compute "aten.mul.Tensor"(%x, %x)
+        : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %t = coop.view "aten.t"(%y) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    %r = coop.view "aten.view"(%t) {args = {size = [6]}}
+        : (tensor<3x2xf32>) -> tensor<6xf32>
+    ```
+
+    Output (a transposed 2x3 has no flat view):
+
+    ```mlir
+    %t = coop.view "aten.t"(%y) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    %r = coop.compute "aten.reshape"(%t) {args = {size = [6]}}
+        : (tensor<3x2xf32>) -> tensor<6xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::coop::CoopDialect"];
+}
+
 def CoopAnnotateCosts : Pass<"coop-annotate-costs", "::mlir::ModuleOp"> {
   let summary = "Fill in cost_us on compute ops that lack it";
   let description = [{

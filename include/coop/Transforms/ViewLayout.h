@@ -36,6 +36,16 @@ FailureOr<SmallVector<Layout>> applyView(StringRef kernel, DictionaryAttr args,
                                          TypeRange resultTypes,
                                          std::string &error);
 
+/// Whether `kernel` is a reshape (view, _unsafe_view, reshape, view_as,
+/// _reshape_alias): one that may also be computed as a copy.
+bool isReshapeView(StringRef kernel);
+
+/// In a training step, replaces each reshape view that the layouts of this
+/// compiler cannot express (compute results are contiguous, where torch's
+/// may keep an input's strides) with a copy, `coop.compute "aten.reshape"`,
+/// unless something writes in place through it. Returns how many.
+unsigned materializeUnviewableReshapes(Operation *step);
+
 } // namespace mlir::coop
 
 #endif // COOP_TRANSFORMS_VIEWLAYOUT_H
