@@ -58,6 +58,12 @@ bool registerBackend(const char *name, BackendFactory factory);
 
 /// The CPU kernels of CpuKernelsMore.cpp, which the registry appends.
 std::vector<KernelDef> moreCpuKernels();
+/// Elementwise math and reductions of models outside the zoo
+/// (CpuKernelsMath.cpp).
+std::vector<KernelDef> mathCpuKernels();
+/// Gathering, scattering, selection, conversions and losses of models
+/// outside the zoo (CpuKernelsIndexing.cpp).
+std::vector<KernelDef> indexingCpuKernels();
 
 /// A strided copy of src's elements into dst, in logical order (same shape
 /// and dtype).

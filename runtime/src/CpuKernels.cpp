@@ -1792,8 +1792,9 @@ const std::vector<KernelDef> &registry() {
     add("aten.embedding_dense_backward", {"grad_output", "indices"}, prepareEmbeddingBackward,
         runEmbeddingBackward);
     // The rest of the zoo's kernels (CpuKernelsMore.cpp).
-    for (KernelDef &more : moreCpuKernels())
-      k.push_back(std::move(more));
+    for (auto more : {moreCpuKernels, mathCpuKernels, indexingCpuKernels})
+      for (KernelDef &kernel : more())
+        k.push_back(std::move(kernel));
     return k;
   }();
   return kernels;
