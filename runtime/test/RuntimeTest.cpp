@@ -651,4 +651,33 @@ TEST(Runtime, NetKernelsRejectMalformedLaunches) {
   expectRejected(leaky, "the backward of an in-place leaky_relu with a negative slope");
 }
 
+TEST(Runtime, MathKernelsRejectMalformedLaunches) {
+  {
+    Loaded l;
+    coop_pb::Plan maximum = oneLaunchPlan("aten.maximum", {{{2, 1}}, {{3}}}, {{{2, 3}}});
+    Status s = load(maximum, l);
+    EXPECT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  }
+  expectRejected(oneLaunchPlan("aten.maximum", {{{3}}, {{4}}}, {{{4}}}),
+                 "operand #0 [3] does not broadcast to the output [4]");
+  expectRejected(oneLaunchPlan("aten.exp", {{{4}}}, {{{4}, coop_pb::INT64}}),
+                 "the output is int64, expected float32");
+  expectRejected(oneLaunchPlan("aten.gt.Scalar", {{{4}}}, {{{4}, coop_pb::BOOL}}),
+                 "has no scalar 'other'");
+  expectRejected(oneLaunchPlan("aten.clamp", {{{4}}}, {{{4}}}), "has neither 'min' nor 'max'");
+  expectRejected(oneLaunchPlan("aten.where.self", {{{4}}, {{4}}, {{4}}}, {{{4}}}),
+                 "the condition is float32, expected bool");
+
+  auto amax = [](std::vector<int64_t> dims, std::vector<int64_t> out) {
+    coop_pb::Plan plan = oneLaunchPlan("aten.amax", {{{2, 3}}}, {{out}});
+    addInts(plan, "dim", dims);
+    return plan;
+  };
+  expectRejected(amax({1}, {2, 1}),
+                 "output #0 [2,1] is not the shape [2] that reducing self [2,3] leaves");
+  expectRejected(amax({1, -1}, {2}), "dimension 1 appears twice");
+  expectRejected(oneLaunchPlan("aten.var_mean.correction", {{{2, 3}}}, {{{}}}),
+                 "has 1 outputs, expected 2");
+}
+
 } // namespace
