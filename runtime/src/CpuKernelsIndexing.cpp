@@ -1,9 +1,455 @@
 //===- CpuKernelsIndexing.cpp - CPU kernels: gathering, scattering, selection, conversions and losses ===//
+//
+// Kernels of models outside the zoo (Hugging Face transformers, detection
+// and segmentation heads, classification losses), under the contract of
+// CpuKernels.cpp: dtype conversions (_to_copy, scalar_tensor) and where;
+// gather, scatter, scatter_add, index_select, index_add (the backwards of
+// gather and index_select) and flip; cumsum; max and min over a dimension
+// and their arg variants (torch 1.13 differentiates them through zeros and
+// scatter); binary cross entropy with logits and smooth L1 loss (the
+// former's backward is decomposed by torch 1.13). Element copies move any
+// dtype; arithmetic runs in float32 where ATen's CPU kernels do, sums and
+// cumulative sums in double in a fixed order. Inputs may be strided,
+// outputs are contiguous; an in-place variant runs in its output, which
+// holds self. An index out of range, which ATen rejects when it runs,
+// reads zeros and writes nothing here, as `run` cannot fail.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Backend.h"
 
-namespace coop::rt {
+#include <cmath>
+#include <cstring>
+#include <string>
 
-std::vector<KernelDef> indexingCpuKernels() { return {}; }
+namespace coop::rt {
+namespace {
+
+using coop_pb::DType;
+
+#define RETURN_IF_PROBLEM(expr) if (std::string p_ = (expr); !p_.empty()) return p_
+
+/// "[5,3] float32", for messages.
+std::string describe(const Tensor &t) {
+  std::string text;
+  for (int d = 0; d < t.rank; ++d)
+    text += (d ? "," : "[") + std::to_string(t.shape[d]);
+  return (t.rank ? text : "[") + "] " + dtypeName(t.dtype);
+}
+
+bool sameShape(const Tensor &a, const Tensor &b) {
+  return a.rank == b.rank && std::equal(a.shape, a.shape + a.rank, b.shape);
+}
+
+bool convertible(DType dtype) {
+  return dtype == coop_pb::FLOAT32 || dtype == coop_pb::INT64 || dtype == coop_pb::BOOL;
+}
+
+/// `outputs` outputs and the schema tensor parameters `names` present
+/// (in order; nullptr entries are optional ones).
+std::string launch(const Signature &sig, int outputs, std::initializer_list<const char *> names) {
+  if (sig.call.numOutputs != outputs)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs, expected " +
+           std::to_string(outputs);
+  int p = 0;
+  for (const char *name : names) {
+    if (name && !sig.call.tensor(p))
+      return std::string("has no tensor argument '") + name + "'";
+    ++p;
+  }
+  return "";
+}
+
+std::string dtypeIs(const Tensor &t, const char *what, DType dtype) {
+  if (t.dtype == dtype)
+    return "";
+  return std::string(what) + " is " + dtypeName(t.dtype) + ", expected " + dtypeName(dtype);
+}
+
+/// The same shape and dtype.
+std::string matches(const Tensor &t, const char *what, const Tensor &like, const char *likeWhat) {
+  if (sameShape(t, like) && t.dtype == like.dtype)
+    return "";
+  return std::string(what) + " " + describe(t) + " differs from " + likeWhat + " " +
+         describe(like);
+}
+
+/// Whether `from` broadcasts to `to` (right-aligned, size-1 dimensions
+/// repeat).
+bool broadcasts(const Tensor &from, const Tensor &to) {
+  if (from.rank > to.rank)
+    return false;
+  for (int d = 0; d < from.rank; ++d)
+    if (from.shape[d] != 1 && from.shape[d] != to.shape[d + to.rank - from.rank])
+      return false;
+  return true;
+}
+
+/// Dimension `dim` of a rank-`rank` tensor, counted from the end when
+/// negative; -1 when out of range.
+int dimension(int64_t dim, int rank) {
+  int64_t d = dim < 0 ? dim + rank : dim;
+  return d >= 0 && d < rank ? static_cast<int>(d) : -1;
+}
+
+/// Visits the row-major indices of a shape in order.
+struct Odometer {
+  const Tensor &shape;
+  int64_t idx[kMaxRank] = {};
+  void next() {
+    for (int d = shape.rank - 1; d >= 0 && ++idx[d] == shape.shape[d]; --d)
+      idx[d] = 0;
+  }
+};
+
+/// The element of `t` at `idx`, an index into a tensor of rank `rank` that
+/// t broadcasts to, but at position `pos` along t's dimension `dim` when
+/// dim >= 0.
+char *elementAt(const Tensor &t, const int64_t *idx, int rank, int dim = -1, int64_t pos = 0) {
+  int64_t offset = 0;
+  for (int d = 0, lead = rank - t.rank; d < t.rank; ++d)
+    offset += (d == dim ? pos : t.shape[d] == 1 ? 0 : idx[d + lead]) * t.strides[d];
+  return t.data + offset * elementSize(t.dtype);
+}
+
+template <typename T> T load(const char *p) {
+  T value;
+  std::memcpy(&value, p, sizeof value);
+  return value;
+}
+
+/// The element `from` (of dtype `type`) converted to To as ATen casts:
+/// float to integer truncates, anything nonzero is true.
+template <typename To> To convertedFrom(const char *from, DType type) {
+  switch (type) {
+  case coop_pb::FLOAT32: return static_cast<To>(load<float>(from));
+  case coop_pb::INT64: return static_cast<To>(load<int64_t>(from));
+  default: return static_cast<To>(load<bool>(from));
+  }
+}
+
+template <typename To> void storeAs(char *to, To value) { std::memcpy(to, &value, sizeof value); }
+
+void convert(char *to, DType toType, const char *from, DType fromType) {
+  switch (toType) {
+  case coop_pb::FLOAT32: storeAs(to, convertedFrom<float>(from, fromType)); break;
+  case coop_pb::INT64: storeAs(to, convertedFrom<int64_t>(from, fromType)); break;
+  default: storeAs(to, convertedFrom<bool>(from, fromType)); break;
+  }
+}
+
+/// The scalar argument `name` (int, float or bool) stored at `to`.
+void storeScalar(char *to, DType type, const Call &c, std::string_view name) {
+  bool integral = c.arg(name)->kind_case() != coop_pb::Value::kFloatValue;
+  switch (type) {
+  case coop_pb::FLOAT32: storeAs(to, static_cast<float>(c.f(name))); break;
+  case coop_pb::INT64:
+    storeAs(to, integral ? c.i(name) : static_cast<int64_t>(c.f(name)));
+    break;
+  default: storeAs(to, c.f(name) != 0); break;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Conversions and selection: _to_copy(self, dtype, ...) converts between
+// float32, int64 and bool; scalar_tensor(s, dtype) is a 0-dim tensor;
+// where.self(condition, self, other) picks self where the (broadcast) bool
+// condition holds, else other (torch 1.13 turns a scalar branch into a
+// scalar_tensor).
+//===----------------------------------------------------------------------===//
+
+std::string prepareToCopy(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, 1, {"self"}));
+  const Tensor &self = *sig.call.tensor(0), &out = sig.outputs[0];
+  if (!sameShape(self, out))
+    return "self " + describe(self) + " and output " + describe(out) + " differ";
+  if (!convertible(self.dtype) || !convertible(out.dtype))
+    return std::string("converting ") + dtypeName(self.dtype) + " to " + dtypeName(out.dtype) +
+           " is not implemented";
+  std::string_view dtype = sig.call.s("dtype");
+  if (!dtype.empty() && dtype != dtypeName(out.dtype))
+    return "dtype " + std::string(dtype) + " is not the output's " + dtypeName(out.dtype);
+  return "";
+}
+
+void runToCopy(const Call &c) {
+  const Tensor &self = *c.tensor(0), &out = c.out(0);
+  int64_t width = elementSize(out.dtype);
+  for (int64_t k = 0, n = out.numel(); k < n; ++k)
+    convert(out.data + k * width, out.dtype, self.at(k), self.dtype);
+}
+
+std::string prepareScalarTensor(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, 1, {}));
+  if (sig.outputs[0].numel() != 1 || !convertible(sig.outputs[0].dtype))
+    return "output " + describe(sig.outputs[0]) + " is not one float32, int64 or bool element";
+  return sig.call.has("s") ? "" : "has no scalar 's'";
+}
+
+void runScalarTensor(const Call &c) { storeScalar(c.out(0).data, c.out(0).dtype, c, "s"); }
+
+std::string prepareWhere(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, 1, {"condition", "self", "other"}));
+  const Tensor &out = sig.outputs[0];
+  RETURN_IF_PROBLEM(dtypeIs(*sig.call.tensor(0), "condition", coop_pb::BOOL));
+  if (!convertible(out.dtype))
+    return std::string("output is ") + dtypeName(out.dtype) + ", expected float32, int64 or bool";
+  const char *names[] = {"condition", "self", "other"};
+  for (int p = 0; p < 3; ++p) {
+    const Tensor &t = *sig.call.tensor(p);
+    if (p > 0 && t.dtype != out.dtype)
+      return std::string(names[p]) + " is " + dtypeName(t.dtype) + ", the output " +
+             dtypeName(out.dtype);
+    if (!broadcasts(t, out))
+      return std::string(names[p]) + " " + describe(t) + " does not broadcast to " +
+             describe(out);
+  }
+  return "";
+}
+
+void runWhere(const Call &c) {
+  const Tensor &condition = *c.tensor(0), &self = *c.tensor(1), &other = *c.tensor(2);
+  const Tensor &out = c.out(0);
+  int64_t width = elementSize(out.dtype);
+  Odometer o{out};
+  for (int64_t k = 0, n = out.numel(); k < n; ++k, o.next()) {
+    bool pick = load<bool>(elementAt(condition, o.idx, out.rank));
+    std::memcpy(out.data + k * width, elementAt(pick ? self : other, o.idx, out.rank), width);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Along a dimension, by an int64 index: gather(self, dim, index) reads
+// out[i] = self[i with index[i] along dim]; scatter.src/.value(self, dim,
+// index, src/value) and scatter_add(self, dim, index, src) write (or add)
+// src[i] into self[i with index[i] along dim], in index order;
+// index_select(self, dim, index) takes the slices index[j] along dim, and
+// index_add(self, dim, index, source, alpha) adds alpha * source's slice j
+// to self's slice index[j], in order. The index of gather and scatter has
+// self's rank and fits self (and src) off `dim`.
+//===----------------------------------------------------------------------===//
+
+/// The dimension argument `dim` of a launch on `self`, or -1.
+int dimOf(const Call &c, const Tensor &self) {
+  return dimension(c.i("dim", 0), std::max(self.rank, 1));
+}
+
+/// The position an index element names along a dimension of `size`,
+/// negative counting from the end; -1 when out of range.
+int64_t positionAt(const char *element, int64_t size) {
+  int64_t pos = load<int64_t>(element);
+  pos += pos < 0 ? size : 0;
+  return pos >= 0 && pos < size ? pos : -1;
+}
+
+/// Checks a gather or scatter index against self (and src), which it must
+/// fit off `dim`.
+std::string checkAlongIndex(const Signature &sig, const Tensor &self, const Tensor &index,
+                            const Tensor *src) {
+  RETURN_IF_PROBLEM(dtypeIs(index, "index", coop_pb::INT64));
+  int dim = dimOf(sig.call, self);
+  if (dim < 0 || self.rank == 0)
+    return "dim " + std::to_string(sig.call.i("dim", 0)) + " is out of range for self " +
+           describe(self);
+  if (index.rank != self.rank || (src && src->rank != self.rank))
+    return "index " + describe(index) + " and self " + describe(self) + " ranks differ";
+  for (int d = 0; d < index.rank; ++d)
+    if ((d != dim && index.shape[d] > self.shape[d]) || (src && index.shape[d] > src->shape[d]))
+      return "index " + describe(index) + " does not fit self " + describe(self) +
+             (src ? " and src " + describe(*src) : std::string());
+  return "";
+}
+
+std::string prepareGather(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "index"}));
+  const Tensor &self = *sig.call.tensor(0), &index = *sig.call.tensor(1);
+  const Tensor &out = sig.outputs[0];
+  if (!sameShape(index, out) || out.dtype != self.dtype)
+    return "output " + describe(out) + " is not self's dtype in the shape of index " +
+           describe(index);
+  return checkAlongIndex(sig, self, index, nullptr);
+}
+
+/// out[i] = self[i, but at position indexOf(i) along dim], zero where that
+/// is out of range.
+template <typename IndexOf> void selectAlong(const Call &c, IndexOf indexOf) {
+  const Tensor &self = *c.tensor(0), &out = c.out(0);
+  int dim = dimOf(c, self);
+  int64_t width = elementSize(out.dtype);
+  Odometer o{out};
+  for (char *to = out.data, *end = to + out.numel() * width; to != end; to += width, o.next()) {
+    int64_t pos = positionAt(indexOf(o.idx), self.shape[dim]);
+    if (pos < 0)
+      std::memset(to, 0, width);
+    else
+      std::memcpy(to, elementAt(self, o.idx, self.rank, dim, pos), width);
+  }
+}
+
+void runGather(const Call &c) {
+  const Tensor &index = *c.tensor(1);
+  selectAlong(c, [&](const int64_t *idx) { return elementAt(index, idx, index.rank); });
+}
+
+enum class Scatter { Src, Value, Add };
+
+template <Scatter Kind> std::string prepareScatter(const Signature &sig) {
+  bool fromTensor = Kind != Scatter::Value;
+  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "index", fromTensor ? "src" : nullptr}));
+  const Tensor &self = *sig.call.tensor(0), *src = sig.call.tensor(2);
+  RETURN_IF_PROBLEM(matches(sig.outputs[0], "the output", self, "self"));
+  if (Kind == Scatter::Add)
+    RETURN_IF_PROBLEM(dtypeIs(self, "self", coop_pb::FLOAT32));
+  else if (!convertible(self.dtype))
+    return std::string("self is ") + dtypeName(self.dtype) + ", expected float32, int64 or bool";
+  if (fromTensor && src->dtype != self.dtype)
+    return std::string("src is ") + dtypeName(src->dtype) + ", self " + dtypeName(self.dtype);
+  if (!fromTensor && !sig.call.has("value"))
+    return "has no scalar 'value'";
+  if (sig.call.has("reduce"))
+    return "scatter with a reduction is not implemented";
+  return checkAlongIndex(sig, self, *sig.call.tensor(1), fromTensor ? src : nullptr);
+}
+
+/// For each element i of `along` (scatter's index, index_add's source),
+/// out's element at i, but at position indexOf(i) along `dim`, goes to
+/// write(to, i); positions out of range are skipped. out starts as self.
+template <typename IndexOf, typename Write>
+void scatterAlong(const Call &c, const Tensor &along, IndexOf indexOf, Write write) {
+  const Tensor &self = *c.tensor(0), &out = c.out(0);
+  if (out.data != self.data)
+    copyTensor(out, self);
+  int dim = dimOf(c, self);
+  Odometer o{along};
+  for (int64_t k = 0, n = along.numel(); k < n; ++k, o.next())
+    if (int64_t pos = positionAt(indexOf(o.idx), out.shape[dim]); pos >= 0)
+      write(elementAt(out, o.idx, out.rank, dim, pos), o.idx);
+}
+
+template <Scatter Kind> void runScatter(const Call &c) {
+  const Tensor &index = *c.tensor(1), &out = c.out(0);
+  int64_t width = elementSize(out.dtype);
+  char value[sizeof(int64_t)];
+  if (Kind == Scatter::Value)
+    storeScalar(value, out.dtype, c, "value");
+  auto indexOf = [&](const int64_t *idx) { return elementAt(index, idx, index.rank); };
+  scatterAlong(c, index, indexOf, [&](char *to, const int64_t *idx) {
+    const char *from = Kind == Scatter::Value ? value : elementAt(*c.tensor(2), idx, out.rank);
+    if (Kind == Scatter::Add)
+      storeAs(to, load<float>(to) + load<float>(from));
+    else
+      std::memcpy(to, from, width);
+  });
+}
+
+/// Checks a 1-D (or 0-dim) index along `dim` against self and `sliced`:
+/// self with index.numel() slices along dim.
+std::string checkSlicesIndex(const Signature &sig, const Tensor &self, const Tensor &index,
+                             const Tensor &sliced, const char *what) {
+  RETURN_IF_PROBLEM(dtypeIs(index, "index", coop_pb::INT64));
+  if (index.rank > 1)
+    return "index " + describe(index) + " is not a vector";
+  int dim = dimOf(sig.call, self);
+  if (dim < 0 || self.rank == 0)
+    return "dim " + std::to_string(sig.call.i("dim", 0)) + " is out of range for self " +
+           describe(self);
+  bool ok = sliced.rank == self.rank && sliced.dtype == self.dtype;
+  for (int d = 0; d < self.rank && ok; ++d)
+    ok = sliced.shape[d] == (d == dim ? index.numel() : self.shape[d]);
+  if (!ok)
+    return std::string(what) + " " + describe(sliced) + " is not self " + describe(self) +
+           " with the " + std::to_string(index.numel()) + " slices of the index along dim " +
+           std::to_string(dim);
+  return "";
+}
+
+std::string prepareIndexSelect(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "index"}));
+  return checkSlicesIndex(sig, *sig.call.tensor(0), *sig.call.tensor(1), sig.outputs[0],
+                          "the output");
+}
+
+void runIndexSelect(const Call &c) {
+  const Tensor &index = *c.tensor(1);
+  int dim = dimOf(c, *c.tensor(0));
+  selectAlong(c, [&](const int64_t *idx) { return index.at(idx[dim]); });
+}
+
+std::string prepareIndexAdd(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "index", "source"}));
+  const Tensor &self = *sig.call.tensor(0);
+  RETURN_IF_PROBLEM(matches(sig.outputs[0], "the output", self, "self"));
+  RETURN_IF_PROBLEM(dtypeIs(self, "self", coop_pb::FLOAT32));
+  return checkSlicesIndex(sig, self, *sig.call.tensor(1), *sig.call.tensor(2), "source");
+}
+
+void runIndexAdd(const Call &c) {
+  const Tensor &index = *c.tensor(1), &source = *c.tensor(2);
+  int dim = dimOf(c, *c.tensor(0));
+  auto alpha = static_cast<float>(c.f("alpha", 1));
+  scatterAlong(c, source, [&](const int64_t *idx) { return index.at(idx[dim]); },
+               [&](char *to, const int64_t *idx) {
+                 storeAs(to, load<float>(to) + alpha * load<float>(elementAt(source, idx,
+                                                                             source.rank)));
+               });
+}
+
+// flip(self, dims): out[i] = self[i reversed along each of dims].
+std::string prepareFlip(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, 1, {"self"}));
+  const Tensor &self = *sig.call.tensor(0);
+  RETURN_IF_PROBLEM(matches(sig.outputs[0], "the output", self, "self"));
+  int64_t dims[kMaxRank];
+  int n = sig.call.ints("dims", dims, kMaxRank);
+  if (n < 0 || n > kMaxRank)
+    return "has no list 'dims'";
+  for (int k = 0; k < n; ++k)
+    if (dimension(dims[k], self.rank) < 0)
+      return "dimension " + std::to_string(dims[k]) + " is out of range for " + describe(self);
+  return "";
+}
+
+void runFlip(const Call &c) {
+  const Tensor &self = *c.tensor(0), &out = c.out(0);
+  int64_t dims[kMaxRank];
+  bool flipped[kMaxRank] = {};
+  for (int k = 0, n = c.ints("dims", dims, kMaxRank); k < n; ++k)
+    flipped[dimension(dims[k], self.rank)] = true;
+  int64_t width = elementSize(out.dtype);
+  Odometer o{out};
+  for (int64_t k = 0, n = out.numel(); k < n; ++k, o.next()) {
+    int64_t offset = 0;
+    for (int d = 0; d < self.rank; ++d)
+      offset += (flipped[d] ? self.shape[d] - 1 - o.idx[d] : o.idx[d]) * self.strides[d];
+    std::memcpy(out.data + k * width, self.data + offset * width, width);
+  }
+}
+
+} // namespace
+
+std::vector<KernelDef> indexingCpuKernels() {
+  return {
+      {"aten._to_copy", {"self"}, prepareToCopy, runToCopy},
+      {"aten.scalar_tensor", {}, prepareScalarTensor, runScalarTensor},
+      {"aten.where.self", {"condition", "self", "other"}, prepareWhere, runWhere},
+      {"aten.gather", {"self", "index"}, prepareGather, runGather},
+      {"aten.scatter.src", {"self", "index", "src"}, prepareScatter<Scatter::Src>,
+       runScatter<Scatter::Src>},
+      {"aten.scatter_.src", {"self", "index", "src"}, prepareScatter<Scatter::Src>,
+       runScatter<Scatter::Src>},
+      {"aten.scatter.value", {"self", "index"}, prepareScatter<Scatter::Value>,
+       runScatter<Scatter::Value>},
+      {"aten.scatter_.value", {"self", "index"}, prepareScatter<Scatter::Value>,
+       runScatter<Scatter::Value>},
+      {"aten.scatter_add", {"self", "index", "src"}, prepareScatter<Scatter::Add>,
+       runScatter<Scatter::Add>},
+      {"aten.scatter_add_", {"self", "index", "src"}, prepareScatter<Scatter::Add>,
+       runScatter<Scatter::Add>},
+      {"aten.index_select", {"self", "index"}, prepareIndexSelect, runIndexSelect},
+      {"aten.index_add", {"self", "index", "source"}, prepareIndexAdd, runIndexAdd},
+      {"aten.index_add_", {"self", "index", "source"}, prepareIndexAdd, runIndexAdd},
+      {"aten.flip", {"self"}, prepareFlip, runFlip},
+  };
+}
 
 } // namespace coop::rt
