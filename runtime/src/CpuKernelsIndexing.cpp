@@ -18,16 +18,23 @@
 
 #include "Backend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace coop::rt {
 namespace {
 
 using coop_pb::DType;
 
-#define RETURN_IF_PROBLEM(expr) if (std::string p_ = (expr); !p_.empty()) return p_
+/// Returns the problem `expr` names, if any (one statement, safe in an if).
+#define RETURN_IF_PROBLEM(expr)                                                                    \
+  do {                                                                                             \
+    if (std::string problem_ = (expr); !problem_.empty())                                          \
+      return problem_;                                                                             \
+  } while (0)
 
 /// "[5,3] float32", for messages.
 std::string describe(const Tensor &t) {
@@ -425,6 +432,264 @@ void runFlip(const Call &c) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Along one dimension: cumsum(self, dim, dtype) (float32, or int64 from
+// int64 and bool; its backward is flip, cumsum, flip), summed in double as
+// ATen's CPU kernel; max.dim and min.dim(self, dim, keepdim) -> values,
+// int64 indices, and argmax and argmin(self, dim, keepdim), over every
+// element when dim is None. As ATen, the first extreme wins a tie and the
+// first NaN wins over any number.
+//===----------------------------------------------------------------------===//
+
+/// A tensor seen as [outer, length, inner] around one dimension.
+struct Axis {
+  int64_t outer = 1, length = 1, inner = 1;
+  int64_t at(int64_t o, int64_t j, int64_t i) const { return (o * length + j) * inner + i; }
+};
+
+/// Around dimension `dim` of t, or, when dim < 0, t as one row.
+Axis axisOf(const Tensor &t, int dim) {
+  Axis axis;
+  if (dim < 0) {
+    axis.length = t.numel();
+    return axis;
+  }
+  for (int d = 0; d < t.rank; ++d)
+    (d < dim ? axis.outer : d == dim ? axis.length : axis.inner) *= t.shape[d];
+  return axis;
+}
+
+std::string prepareCumsum(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, 1, {"self"}));
+  const Tensor &self = *sig.call.tensor(0), &out = sig.outputs[0];
+  if (!sameShape(self, out))
+    return "self " + describe(self) + " and output " + describe(out) + " differ";
+  bool summable = out.dtype == coop_pb::FLOAT32 ? self.dtype == coop_pb::FLOAT32
+                                                : out.dtype == coop_pb::INT64 &&
+                                                      self.dtype != coop_pb::FLOAT32 &&
+                                                      convertible(self.dtype);
+  if (!summable)
+    return std::string("summing ") + dtypeName(self.dtype) + " into " + dtypeName(out.dtype) +
+           " is not implemented";
+  std::string_view dtype = sig.call.s("dtype");
+  if (!dtype.empty() && dtype != dtypeName(out.dtype))
+    return "dtype " + std::string(dtype) + " is not the output's " + dtypeName(out.dtype);
+  if (dimOf(sig.call, self) < 0)
+    return "dim " + std::to_string(sig.call.i("dim", 0)) + " is out of range for self " +
+           describe(self);
+  return "";
+}
+
+template <typename Sum, typename T> void cumulativeSum(const Tensor &self, Axis axis, T *out) {
+  for (int64_t o = 0; o < axis.outer; ++o)
+    for (int64_t i = 0; i < axis.inner; ++i) {
+      Sum sum = 0;
+      for (int64_t j = 0; j < axis.length; ++j) {
+        sum += convertedFrom<Sum>(self.at(axis.at(o, j, i)), self.dtype);
+        out[axis.at(o, j, i)] = static_cast<T>(sum);
+      }
+    }
+}
+
+void runCumsum(const Call &c) {
+  const Tensor &self = *c.tensor(0), &out = c.out(0);
+  Axis axis = axisOf(self, self.rank ? dimOf(c, self) : -1);
+  if (out.dtype == coop_pb::FLOAT32)
+    cumulativeSum<double>(self, axis, out.ptr<float>());
+  else
+    cumulativeSum<int64_t>(self, axis, out.ptr<int64_t>());
+}
+
+/// The reduced dimension of max.dim or argmax, -1 for all of them (argmax
+/// with dim None).
+int reducedDim(const Call &c, const Tensor &self) {
+  return c.has("dim") && self.rank ? dimOf(c, self) : -1;
+}
+
+/// max.dim and min.dim (WithValues) or argmax and argmin.
+template <bool WithValues> std::string prepareExtreme(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, WithValues ? 2 : 1, {"self"}));
+  const Tensor &self = *sig.call.tensor(0), &indices = sig.outputs[WithValues ? 1 : 0];
+  if (self.dtype != coop_pb::FLOAT32 && self.dtype != coop_pb::INT64)
+    return std::string("self is ") + dtypeName(self.dtype) + ", expected float32 or int64";
+  RETURN_IF_PROBLEM(dtypeIs(indices, "the indices", coop_pb::INT64));
+  if (WithValues)
+    RETURN_IF_PROBLEM(dtypeIs(sig.outputs[0], "the values", self.dtype));
+  if (WithValues && !sameShape(sig.outputs[0], indices))
+    return "values " + describe(sig.outputs[0]) + " and indices " + describe(indices) +
+           " differ";
+  if ((WithValues || sig.call.has("dim")) && dimOf(sig.call, self) < 0)
+    return "dim " + std::to_string(sig.call.i("dim", 0)) + " is out of range for self " +
+           describe(self);
+  int dim = reducedDim(sig.call, self);
+  if (self.numel() == 0)
+    return "cannot reduce the empty self " + describe(self);
+  bool keepdim = sig.call.b("keepdim");
+  Tensor reduced = self;
+  reduced.rank = 0;
+  for (int d = 0; d < self.rank; ++d)
+    if (keepdim || (dim >= 0 && d != dim))
+      reduced.shape[reduced.rank++] = dim < 0 || d == dim ? 1 : self.shape[d];
+  if (!sameShape(reduced, indices))
+    return "indices " + describe(indices) + " are not self " + describe(self) +
+           " reduced along dim " + std::to_string(dim);
+  return "";
+}
+
+/// Each row's extreme (Max or min) along the axis: its value (unless
+/// values is nullptr) and index.
+template <bool Max, typename T>
+void extremes(const Tensor &self, Axis axis, T *values, int64_t *indices) {
+  for (int64_t o = 0; o < axis.outer; ++o)
+    for (int64_t i = 0; i < axis.inner; ++i) {
+      T best = load<T>(self.at(axis.at(o, 0, i)));
+      int64_t at = 0;
+      for (int64_t j = 0; j < axis.length; ++j) {
+        T v = load<T>(self.at(axis.at(o, j, i)));
+        if (!(Max ? v <= best : v >= best)) { // a NaN is never <= or >=
+          best = v;
+          at = j;
+          if (v != v)
+            break;
+        }
+      }
+      if (values)
+        values[o * axis.inner + i] = best;
+      indices[o * axis.inner + i] = at;
+    }
+}
+
+template <bool Max, bool WithValues> void runExtreme(const Call &c) {
+  const Tensor &self = *c.tensor(0);
+  Axis axis = axisOf(self, reducedDim(c, self));
+  int64_t *indices = c.out(WithValues ? 1 : 0).ptr<int64_t>();
+  if (self.dtype == coop_pb::FLOAT32)
+    extremes<Max>(self, axis, WithValues ? c.out(0).ptr<float>() : nullptr, indices);
+  else
+    extremes<Max>(self, axis, WithValues ? c.out(0).ptr<int64_t>() : nullptr, indices);
+}
+
+//===----------------------------------------------------------------------===//
+// Losses of float32 self and target (which broadcasts to self), reduced by
+// `reduction` (0 none, 1 mean, 2 sum; summed in double). Elementwise terms
+// run in float32 as ATen's CPU kernels.
+// binary_cross_entropy_with_logits(self, target, weight?, pos_weight?):
+// with m = max(-x, 0) and s = log(exp(-m) + exp(-x - m)), (1 - t) x + m + s,
+// or with pos_weight p, (1 - t) x + ((p - 1) t + 1) (s + m); times weight.
+// (torch 1.13 decomposes its backward.)
+// smooth_l1_loss(self, target, reduction, beta): with z = |x - t|,
+// 0.5 z^2 / beta below beta, else z - 0.5 beta; its backward
+// (grad_output, self, target, reduction, beta) is norm g clamp((x - t) /
+// beta, -1, 1), norm 1 / numel for mean; with beta 0, L1's: sgn(x - t)
+// times g (/ numel for mean).
+//===----------------------------------------------------------------------===//
+
+float floatAt(const Tensor &t, const int64_t *idx, int rank) {
+  return load<float>(elementAt(t, idx, rank));
+}
+
+/// Self and target, then the optional float32 tensors `optional`, all
+/// broadcasting to self; one output: self's shape for reduction none (or
+/// for a backward), else one element.
+std::string checkLoss(const Signature &sig, int self, std::initializer_list<int> optional,
+                      bool backward) {
+  const Tensor &x = *sig.call.tensor(self), &out = sig.outputs[0];
+  RETURN_IF_PROBLEM(dtypeIs(x, "self", coop_pb::FLOAT32));
+  RETURN_IF_PROBLEM(dtypeIs(out, "the output", coop_pb::FLOAT32));
+  std::vector<int> operands = {self + 1};
+  operands.insert(operands.end(), optional);
+  if (backward)
+    operands.push_back(0);
+  for (int p : operands) {
+    const Tensor *t = sig.call.tensor(p);
+    if (t && (t->dtype != coop_pb::FLOAT32 || !broadcasts(*t, x)))
+      return "operand #" + std::to_string(p) + " " + describe(*t) +
+             " is not float32 broadcasting to self " + describe(x);
+  }
+  int64_t reduction = sig.call.i("reduction", 1);
+  if (reduction < 0 || reduction > 2)
+    return "reduction " + std::to_string(reduction) + " is not none, mean or sum";
+  if (backward || reduction == 0 ? !sameShape(out, x) : out.numel() != 1)
+    return "output " + describe(out) + " does not fit self " + describe(x) + " and reduction " +
+           std::to_string(reduction);
+  return "";
+}
+
+/// The loss of each element of self, loss(idx), or their mean or sum.
+template <typename Loss> void reduceLoss(const Call &c, Loss loss) {
+  const Tensor &self = *c.tensor(0);
+  float *out = c.out(0).ptr<float>();
+  int64_t reduction = c.i("reduction", 1), n = self.numel();
+  double sum = 0;
+  Odometer o{self};
+  for (int64_t k = 0; k < n; ++k, o.next()) {
+    float value = loss(o.idx);
+    if (reduction == 0)
+      out[k] = value;
+    else
+      sum += value;
+  }
+  if (reduction != 0)
+    out[0] = static_cast<float>(reduction == 1 ? sum / n : sum);
+}
+
+std::string prepareBceWithLogits(const Signature &sig) {
+  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "target", nullptr, nullptr}));
+  return checkLoss(sig, 0, {2, 3}, false);
+}
+
+void runBceWithLogits(const Call &c) {
+  const Tensor &self = *c.tensor(0), &target = *c.tensor(1);
+  const Tensor *weight = c.tensor(2), *posWeight = c.tensor(3);
+  int rank = self.rank;
+  reduceLoss(c, [&](const int64_t *idx) {
+    float x = floatAt(self, idx, rank), t = floatAt(target, idx, rank);
+    float m = std::max(-x, 0.f);
+    float s = std::log(std::exp(-m) + std::exp(-x - m));
+    float loss = posWeight ? (1 - t) * x + ((floatAt(*posWeight, idx, rank) - 1) * t + 1) * (s + m)
+                           : (1 - t) * x + m + s;
+    return weight ? loss * floatAt(*weight, idx, rank) : loss;
+  });
+}
+
+template <bool Backward> std::string prepareSmoothL1(const Signature &sig) {
+  if (Backward)
+    RETURN_IF_PROBLEM(launch(sig, 1, {"grad_output", "self", "target"}));
+  else
+    RETURN_IF_PROBLEM(launch(sig, 1, {"self", "target"}));
+  if (sig.call.f("beta", 1) < 0)
+    return "beta " + std::to_string(sig.call.f("beta", 1)) + " is negative";
+  return checkLoss(sig, Backward ? 1 : 0, {}, Backward);
+}
+
+void runSmoothL1(const Call &c) {
+  const Tensor &self = *c.tensor(0), &target = *c.tensor(1);
+  auto beta = static_cast<float>(c.f("beta", 1));
+  int rank = self.rank;
+  reduceLoss(c, [&](const int64_t *idx) {
+    float z = std::abs(floatAt(self, idx, rank) - floatAt(target, idx, rank));
+    return z < beta ? 0.5f * z * z / beta : z - 0.5f * beta;
+  });
+}
+
+void runSmoothL1Backward(const Call &c) {
+  const Tensor &grad = *c.tensor(0), &self = *c.tensor(1), &target = *c.tensor(2);
+  auto beta = static_cast<float>(c.f("beta", 1));
+  bool mean = c.i("reduction", 1) == 1;
+  int64_t n = self.numel();
+  auto norm = static_cast<float>(mean ? 1.0 / n : 1.0);
+  float *out = c.out(0).ptr<float>();
+  Odometer o{self};
+  for (int64_t k = 0; k < n; ++k, o.next()) {
+    float x = floatAt(self, o.idx, self.rank) - floatAt(target, o.idx, self.rank);
+    float g = floatAt(grad, o.idx, self.rank);
+    if (beta == 0) // L1's backward
+      out[k] = static_cast<float>((x > 0) - (x < 0)) * (mean ? g / n : g);
+    else
+      out[k] = x <= -beta ? -norm * g : x >= beta ? norm * g : norm * x * g / beta;
+  }
+}
+
 } // namespace
 
 std::vector<KernelDef> indexingCpuKernels() {
@@ -449,6 +714,16 @@ std::vector<KernelDef> indexingCpuKernels() {
       {"aten.index_add", {"self", "index", "source"}, prepareIndexAdd, runIndexAdd},
       {"aten.index_add_", {"self", "index", "source"}, prepareIndexAdd, runIndexAdd},
       {"aten.flip", {"self"}, prepareFlip, runFlip},
+      {"aten.cumsum", {"self"}, prepareCumsum, runCumsum},
+      {"aten.max.dim", {"self"}, prepareExtreme<true>, runExtreme<true, true>},
+      {"aten.min.dim", {"self"}, prepareExtreme<true>, runExtreme<false, true>},
+      {"aten.argmax", {"self"}, prepareExtreme<false>, runExtreme<true, false>},
+      {"aten.argmin", {"self"}, prepareExtreme<false>, runExtreme<false, false>},
+      {"aten.binary_cross_entropy_with_logits", {"self", "target", "weight?", "pos_weight?"},
+       prepareBceWithLogits, runBceWithLogits},
+      {"aten.smooth_l1_loss", {"self", "target"}, prepareSmoothL1<false>, runSmoothL1},
+      {"aten.smooth_l1_loss_backward", {"grad_output", "self", "target"},
+       prepareSmoothL1<true>, runSmoothL1Backward},
   };
 }
 
