@@ -512,9 +512,9 @@ template <bool WithValues> std::string prepareExtreme(const Signature &sig) {
   const Tensor &self = *sig.call.tensor(0), &indices = sig.outputs[WithValues ? 1 : 0];
   if (self.dtype != coop_pb::FLOAT32 && self.dtype != coop_pb::INT64)
     return std::string("self is ") + dtypeName(self.dtype) + ", expected float32 or int64";
-  RETURN_IF_PROBLEM(dtypeIs(indices, "the indices", coop_pb::INT64));
+  RETURN_IF_PROBLEM(dtypeIs(indices, "the indices output", coop_pb::INT64));
   if (WithValues)
-    RETURN_IF_PROBLEM(dtypeIs(sig.outputs[0], "the values", self.dtype));
+    RETURN_IF_PROBLEM(dtypeIs(sig.outputs[0], "the values output", self.dtype));
   if (WithValues && !sameShape(sig.outputs[0], indices))
     return "values " + describe(sig.outputs[0]) + " and indices " + describe(indices) +
            " differ";

@@ -680,4 +680,63 @@ TEST(Runtime, MathKernelsRejectMalformedLaunches) {
                  "has 1 outputs, expected 2");
 }
 
+TEST(Runtime, IndexingKernelsRejectMalformedLaunches) {
+  constexpr coop_pb::DType kInt64 = coop_pb::INT64, kBool = coop_pb::BOOL;
+  auto gather = [](OperandSpec index) {
+    coop_pb::Plan plan =
+        oneLaunchPlan("aten.gather", {{{2, 3}}, index}, {{index.shape, coop_pb::FLOAT32}});
+    addArg(plan, "dim")->set_int_value(1);
+    return plan;
+  };
+  {
+    Loaded l;
+    Status s = load(gather({{2, 5}, kInt64}), l);
+    EXPECT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  }
+  expectRejected(gather({{2, 1}}), "index is float32, expected int64");
+  expectRejected(gather({{3, 1}, kInt64}), "index [3,1] int64 does not fit self [2,3] float32");
+
+  expectRejected(oneLaunchPlan("aten.where.self", {{{3}}, {{2, 3}}, {{}}}, {{{2, 3}}}),
+                 "condition is float32, expected bool");
+  expectRejected(oneLaunchPlan("aten.where.self", {{{2}, kBool}, {{2, 3}}, {{}}}, {{{2, 3}}}),
+                 "condition [2] bool does not broadcast to [2,3] float32");
+
+  coop_pb::Plan toCopy = oneLaunchPlan("aten._to_copy", {{{4}}}, {{{4}, kInt64}});
+  addArg(toCopy, "dtype")->set_string_value("bool");
+  expectRejected(toCopy, "dtype bool is not the output's int64");
+
+  coop_pb::Plan scatter =
+      oneLaunchPlan("aten.scatter.src", {{{2, 3}}, {{2, 1}, kInt64}, {{2, 1}}}, {{{2, 3}}});
+  addArg(scatter, "dim")->set_int_value(1);
+  addArg(scatter, "reduce")->set_string_value("add");
+  expectRejected(scatter, "scatter with a reduction is not implemented");
+
+  coop_pb::Plan select =
+      oneLaunchPlan("aten.index_select", {{{4, 3}}, {{2, 2}, kInt64}}, {{{4, 3}}});
+  addArg(select, "dim")->set_int_value(0);
+  expectRejected(select, "index [2,2] int64 is not a vector");
+
+  coop_pb::Plan flip = oneLaunchPlan("aten.flip", {{{4, 3}}}, {{{4, 3}}});
+  addInts(flip, "dims", {2});
+  expectRejected(flip, "dimension 2 is out of range for [4,3] float32");
+
+  coop_pb::Plan max = oneLaunchPlan("aten.max.dim", {{{4, 3}}}, {{{4}}, {{4}}});
+  addArg(max, "dim")->set_int_value(1);
+  expectRejected(max, "the indices output is float32, expected int64");
+  coop_pb::Plan argmax = oneLaunchPlan("aten.argmax", {{{4, 3}}}, {{{3}, kInt64}});
+  addArg(argmax, "dim")->set_int_value(1);
+  expectRejected(argmax, "indices [3] int64 are not self [4,3] float32 reduced along dim 1");
+
+  coop_pb::Plan bce =
+      oneLaunchPlan("aten.binary_cross_entropy_with_logits", {{{4, 3}}, {{4, 3}}}, {{{}}});
+  addArg(bce, "reduction")->set_int_value(3);
+  expectRejected(bce, "reduction 3 is not none, mean or sum");
+
+  coop_pb::Plan smoothL1 = oneLaunchPlan("aten.smooth_l1_loss_backward",
+                                         {{{}}, {{4, 3}}, {{4, 3}}}, {{{4, 3}}});
+  addArg(smoothL1, "reduction")->set_int_value(1);
+  addArg(smoothL1, "beta")->set_float_value(-1);
+  expectRejected(smoothL1, "beta -1.000000 is negative");
+}
+
 } // namespace
