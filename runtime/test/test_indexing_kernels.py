@@ -2,12 +2,13 @@
 
 Tiny models of what models outside the zoo do with indices, masks and
 losses (where-masked logits and dtype conversions, a gather-based cross
-entropy, index_select lookups, scatters, cumulative sums, max pooling over a
-dimension, binary cross entropy with logits and smooth L1 losses) run three
-training steps through coop-opt and coop-run through test_zoo_kernels'
-check: their losses and updated parameters must match PyTorch's own steps,
-and their exported steps must contain the kernels they test. Each model has
-parameters upstream of the new kernels, so their backwards run too.
+entropy, index_select lookups, scatters in and out of place, cumulative
+sums, max pooling over a dimension, binary cross entropy with logits and
+smooth L1 losses) run three training steps through coop-opt and coop-run
+by test_zoo_kernels' check: their losses and updated parameters must match
+PyTorch's own steps, and their exported steps must contain the kernels they
+test. Each model has parameters upstream of the new kernels, so their
+backwards run too.
 
 Needs torch (for /usr/bin/python3) and the tools named by COOP_OPT,
 COOP_TRANSLATE and COOP_RUN."""
@@ -121,6 +122,26 @@ if torch is not None:
                       + h.argmax().float())
             return self.head(pooled + (h * onehot + picked).sum(1) + 0.1 * counts)
 
+    class InPlaceScatters(nn.Module):
+        """In-place scatters into fresh zeros: one-hot label rows
+        (scatter_ of a value, for label smoothing), scores written and added
+        at the labels (scatter_ of a tensor, scatter_add_) and rows summed
+        per bucket (index_add_); their backwards gather and index_select."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+            self.register_buffer("labels", torch.tensor([[0], [2], [1], [1], [0]]))
+            self.register_buffer("buckets", torch.tensor([0, 3, 3, 1, 2]))
+
+        def forward(self, x):  # x [5, 4]
+            y = self.fc(x)
+            onehot = torch.zeros(5, 3).scatter_(1, self.labels, 1.0)
+            written = torch.zeros(5, 3).scatter_(1, self.labels, y[:, 1:2])
+            added = torch.zeros(5, 3).scatter_add_(1, self.labels, y[:, :1] * 2)
+            buckets = torch.zeros(4, 3).index_add_(0, self.buckets, y)
+            return y * (0.9 * onehot + 0.1 / 3) + written + added + buckets.sum(0)
+
     test_zoo_kernels.CASES.update({
         "masked_logits": lambda: (MaskedLogits(), (torch.randn(5, 6),),
                                   (torch.tensor([0, 3, 1, 2, 3]),), F.cross_entropy, "sgd"),
@@ -131,6 +152,8 @@ if torch is not None:
                                    _detection_loss, "sgd"),
         "sequence_pool": lambda: (SequencePool(), (torch.randn(3, 5, 4),),
                                   (torch.tensor([2, 0, 1]),), F.cross_entropy, "sgd"),
+        "in_place_scatters": lambda: (InPlaceScatters(), (torch.randn(5, 4),),
+                                      (torch.tensor([1, 0, 2, 2, 1]),), F.cross_entropy, "sgd"),
     })
     test_zoo_kernels.KERNELS.update({
         "masked_logits": {"aten._to_copy", "aten.scalar_tensor", "aten.where.self",
@@ -142,6 +165,8 @@ if torch is not None:
         "sequence_pool": {"aten.cumsum", "aten.flip", "aten.max.dim", "aten.min.dim",
                           "aten.argmax", "aten.argmin", "aten.scatter.value",
                           "aten.scatter.src"},
+        "in_place_scatters": {"aten.scatter_.value", "aten.scatter_.src", "aten.scatter_add_",
+                              "aten.index_add_", "aten.gather", "aten.index_select"},
     })
 
 
@@ -165,6 +190,9 @@ class IndexingKernels(test_zoo_kernels.ZooKernels):
 
     def test_sequence_pool(self):
         self.check("sequence_pool")
+
+    def test_in_place_scatters(self):
+        self.check("in_place_scatters")
 
     def test_lookups(self):
         self.check("lookups")
