@@ -2,7 +2,8 @@
 //
 // Kernels of models outside the zoo (Hugging Face transformers, detection
 // and segmentation heads, classification losses), under the contract of
-// CpuKernels.cpp: dtype conversions (_to_copy, scalar_tensor) and where;
+// CpuKernels.cpp: dtype conversions (_to_copy; scalar_tensor and where are
+// in CpuKernelsMath.cpp);
 // gather, scatter, scatter_add, index_select, index_add (the backwards of
 // gather and index_select) and flip; cumsum; max and min over a dimension
 // and their arg variants (torch 1.13 differentiates them through zeros and
@@ -158,11 +159,8 @@ void storeScalar(char *to, DType type, const Call &c, std::string_view name) {
 }
 
 //===----------------------------------------------------------------------===//
-// Conversions and selection: _to_copy(self, dtype, ...) converts between
-// float32, int64 and bool; scalar_tensor(s, dtype) is a 0-dim tensor;
-// where.self(condition, self, other) picks self where the (broadcast) bool
-// condition holds, else other (torch 1.13 turns a scalar branch into a
-// scalar_tensor).
+// Conversions: _to_copy(self, dtype, ...) converts between float32, int64
+// and bool.
 //===----------------------------------------------------------------------===//
 
 std::string prepareToCopy(const Signature &sig) {
@@ -184,45 +182,6 @@ void runToCopy(const Call &c) {
   int64_t width = elementSize(out.dtype);
   for (int64_t k = 0, n = out.numel(); k < n; ++k)
     convert(out.data + k * width, out.dtype, self.at(k), self.dtype);
-}
-
-std::string prepareScalarTensor(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, 1, {}));
-  if (sig.outputs[0].numel() != 1 || !convertible(sig.outputs[0].dtype))
-    return "output " + describe(sig.outputs[0]) + " is not one float32, int64 or bool element";
-  return sig.call.has("s") ? "" : "has no scalar 's'";
-}
-
-void runScalarTensor(const Call &c) { storeScalar(c.out(0).data, c.out(0).dtype, c, "s"); }
-
-std::string prepareWhere(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, 1, {"condition", "self", "other"}));
-  const Tensor &out = sig.outputs[0];
-  RETURN_IF_PROBLEM(dtypeIs(*sig.call.tensor(0), "condition", coop_pb::BOOL));
-  if (!convertible(out.dtype))
-    return std::string("output is ") + dtypeName(out.dtype) + ", expected float32, int64 or bool";
-  const char *names[] = {"condition", "self", "other"};
-  for (int p = 0; p < 3; ++p) {
-    const Tensor &t = *sig.call.tensor(p);
-    if (p > 0 && t.dtype != out.dtype)
-      return std::string(names[p]) + " is " + dtypeName(t.dtype) + ", the output " +
-             dtypeName(out.dtype);
-    if (!broadcasts(t, out))
-      return std::string(names[p]) + " " + describe(t) + " does not broadcast to " +
-             describe(out);
-  }
-  return "";
-}
-
-void runWhere(const Call &c) {
-  const Tensor &condition = *c.tensor(0), &self = *c.tensor(1), &other = *c.tensor(2);
-  const Tensor &out = c.out(0);
-  int64_t width = elementSize(out.dtype);
-  Odometer o{out};
-  for (int64_t k = 0, n = out.numel(); k < n; ++k, o.next()) {
-    bool pick = load<bool>(elementAt(condition, o.idx, out.rank));
-    std::memcpy(out.data + k * width, elementAt(pick ? self : other, o.idx, out.rank), width);
-  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -695,8 +654,6 @@ void runSmoothL1Backward(const Call &c) {
 std::vector<KernelDef> indexingCpuKernels() {
   return {
       {"aten._to_copy", {"self"}, prepareToCopy, runToCopy},
-      {"aten.scalar_tensor", {}, prepareScalarTensor, runScalarTensor},
-      {"aten.where.self", {"condition", "self", "other"}, prepareWhere, runWhere},
       {"aten.gather", {"self", "index"}, prepareGather, runGather},
       {"aten.scatter.src", {"self", "index", "src"}, prepareScatter<Scatter::Src>,
        runScatter<Scatter::Src>},
