@@ -151,9 +151,9 @@ template <int N> std::string prepareElementwise(const Signature &sig) {
     // Integer counters (batch norm's num_batches_tracked) and index
     // arithmetic.
     const Tensor *a = sig.call.tensor(0), *b = sig.call.tensor(1);
-    if (!a || a->dtype != coop_pb::INT64 || !sameShape(*a, sig.outputs[0]) ||
+    if (!a || a->dtype != coop_pb::INT64 || !broadcastsTo(*a, sig.outputs[0]) ||
         (b && (b->dtype != coop_pb::INT64 || !broadcastsTo(*b, sig.outputs[0]))))
-      return "integer arithmetic needs int64 operands of the output's shape";
+      return "integer arithmetic needs int64 operands that broadcast to the output";
     return "";
   }
   TRY(expect(sig, 1));
@@ -164,8 +164,11 @@ template <int N> std::string prepareElementwise(const Signature &sig) {
         continue;
       return "has no tensor argument #" + std::to_string(p);
     }
-    if (t->dtype != coop_pb::FLOAT32 && t->dtype != coop_pb::BOOL)
-      return "input is " + std::string(dtypeName(t->dtype)) + ", expected float32";
+    // bool and int64 operands of a float32 result are promoted, as in ATen.
+    if (t->dtype != coop_pb::FLOAT32 && t->dtype != coop_pb::BOOL &&
+        t->dtype != coop_pb::INT64)
+      return "input is " + std::string(dtypeName(t->dtype)) +
+             ", expected float32 (or bool or int64, promoted)";
     if (!broadcastsTo(*t, sig.outputs[0]))
       return "input " + shapeText(*t) + " does not broadcast to output " +
              shapeText(sig.outputs[0]);
@@ -173,8 +176,11 @@ template <int N> std::string prepareElementwise(const Signature &sig) {
   return "";
 }
 
-/// An element of a float32 or bool operand (prepareElementwise accepts both).
+/// An element of a float32, bool or int64 operand, as float32 (what
+/// prepareElementwise accepts).
 float asFloat(const Tensor &t, int64_t off) {
+  if (t.dtype == coop_pb::INT64)
+    return static_cast<float>(t.ptr<int64_t>()[off]);
   return t.dtype == coop_pb::BOOL ? static_cast<float>(t.ptr<uint8_t>()[off]) : ldf(t, off);
 }
 

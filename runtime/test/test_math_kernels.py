@@ -154,6 +154,21 @@ if torch is not None:
             scores = self.q(x) @ x.transpose(1, 2) + self.bias(bucket)[:, :, 0]
             return self.head((scores.softmax(-1) @ x).flatten(1))
 
+    class MixedDtypes(nn.Module):
+        """ATen's type promotion: int64 positions broadcast on both sides,
+        then mixed with float32 activations (mul, add, true division)."""
+
+        def __init__(self):
+            super().__init__()
+            self.scale = nn.Parameter(torch.full((5, 5), 0.1))
+            self.head = nn.Linear(25, 3)
+
+        def forward(self, x):
+            positions = torch.arange(5)
+            rel = positions[None, :] - positions[:, None]
+            y = x * self.scale + rel / 4 + (rel * rel) * self.scale
+            return self.head(y.flatten(1))
+
     CASES = {
         "rmsnorm_rotary": lambda: (RMSNormRotary(), (torch.randn(2, 5, 8),),
                                    (torch.tensor([0, 2]),), F.cross_entropy, "sgd"),
@@ -167,6 +182,8 @@ if torch is not None:
                              "sgd"),
         "relative_buckets": lambda: (RelativeBuckets(), (torch.randn(2, 5, 6),),
                                      (torch.tensor([1, 0]),), F.cross_entropy, "sgd"),
+        "mixed_dtypes": lambda: (MixedDtypes(), (torch.randn(2, 5, 5),),
+                                 (torch.tensor([2, 1]),), F.cross_entropy, "sgd"),
     }
     KERNELS = {
         "rmsnorm_rotary": {"aten.pow.Tensor_Scalar", "aten.rsqrt", "aten.pow.Scalar",
@@ -189,6 +206,7 @@ if torch is not None:
                      "aten.cos_", "aten.sin", "aten.cos"},
         "relative_buckets": {"aten.abs", "aten.sign", "aten.minimum", "aten.clamp",
                              "aten.lt.Scalar", "aten.gt.Scalar", "aten.where.self"},
+        "mixed_dtypes": {"aten.sub.Tensor", "aten.div.Tensor", "aten.mul.Tensor"},
     }
     test_zoo_kernels.CASES.update(CASES)
     test_zoo_kernels.KERNELS.update(KERNELS)

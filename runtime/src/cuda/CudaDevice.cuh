@@ -67,18 +67,20 @@ __device__ inline int64_t offsetOf(int64_t linear, const Shape &shape,
   return off;
 }
 
-__device__ inline float loadFloat(const Operand &t, int64_t off) {
-  if (t.dtype == BOOL || t.dtype == U8)
-    return static_cast<float>(reinterpret_cast<const uint8_t *>(t.data)[off]);
-  return reinterpret_cast<const float *>(t.data)[off];
-}
-
 __device__ inline int64_t loadInt(const Operand &t, int64_t off) {
   switch (t.dtype) {
   case I64: return reinterpret_cast<const int64_t *>(t.data)[off];
   case I32: return reinterpret_cast<const int32_t *>(t.data)[off];
   default: return reinterpret_cast<const uint8_t *>(t.data)[off];
   }
+}
+
+/// An operand element as float32: bool and integer operands of a float
+/// result are promoted, as on the CPU.
+__device__ inline float loadFloat(const Operand &t, int64_t off) {
+  if (t.dtype == F32)
+    return reinterpret_cast<const float *>(t.data)[off];
+  return static_cast<float>(loadInt(t, off));
 }
 
 __device__ inline uint64_t mix64(uint64_t z) {
