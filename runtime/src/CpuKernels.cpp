@@ -396,9 +396,21 @@ int reducedDims(const Call &c, const Tensor &in, bool *reduced) {
 }
 
 std::string prepareReduce(const Signature &sig) {
-  TRY(expect(sig, 1));
-  TRY(needTensor(sig, 0, "self"));
-  const Tensor &in = *sig.call.tensor(0);
+  TRY(expect(sig, 1, /*floatOutputs=*/false));
+  const Tensor *self = sig.call.tensor(0);
+  if (!self)
+    return "has no tensor argument 'self'";
+  const Tensor &in = *self;
+  const coop_pb::DType outType = sig.outputs[0].dtype;
+  // Float sums (and means) of float32, bool or int64; integer sums of bool
+  // or int64 (a count of mask elements, as amax's backward takes).
+  const bool integerSum = outType == coop_pb::INT64 && *sig.kernel != "aten.mean" &&
+                          *sig.kernel != "aten.mean.dim" && in.dtype != coop_pb::FLOAT32;
+  if (outType != coop_pb::FLOAT32 && !integerSum)
+    return std::string("output is ") + dtypeName(outType) + " for a " + dtypeName(in.dtype) +
+           " input; expected float32, or int64 summing bool or int64";
+  if (in.dtype != coop_pb::FLOAT32 && in.dtype != coop_pb::BOOL && in.dtype != coop_pb::INT64)
+    return std::string("self is ") + dtypeName(in.dtype) + ", expected float32, bool or int64";
   int64_t dims[kMaxRank];
   int n = sig.call.ints("dim", dims, kMaxRank);
   if (n > kMaxRank)
@@ -430,14 +442,22 @@ void reduce(const Call &c, bool mean) {
   }
   Walk outer(keptT);
   int io = outer.add(in);
-  float *o = outf(out);
   for (int64_t i = 0, n = out.numel(); i < n; ++i, outer.next()) {
     Walk inner(redT);
     int ii = inner.add(in);
+    if (out.dtype == coop_pb::INT64) {
+      int64_t sum = 0;
+      for (int64_t k = 0; k < count; ++k, inner.next()) {
+        const int64_t off = outer.off[io] + inner.off[ii];
+        sum += in.dtype == coop_pb::BOOL ? in.ptr<uint8_t>()[off] : in.ptr<int64_t>()[off];
+      }
+      out.ptr<int64_t>()[i] = sum;
+      continue;
+    }
     double sum = 0;
     for (int64_t k = 0; k < count; ++k, inner.next())
-      sum += ldf(in, outer.off[io] + inner.off[ii]);
-    o[i] = static_cast<float>(mean ? sum / count : sum);
+      sum += asFloat(in, outer.off[io] + inner.off[ii]);
+    outf(out)[i] = static_cast<float>(mean ? sum / count : sum);
   }
 }
 void runSum(const Call &c) { reduce(c, false); }

@@ -169,6 +169,21 @@ if torch is not None:
             y = x * self.scale + rel / 4 + (rel * rel) * self.scale
             return self.head(y.flatten(1))
 
+    class MaxPoolingGrad(nn.Module):
+        """amax and amin with gradients, over values that tie: their
+        backward divides by the tie count, an int64 sum of a bool mask."""
+
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(6, 4)
+            self.head = nn.Linear(16, 3)
+
+        def forward(self, x):
+            h = self.lin(x)
+            doubled = torch.cat([h, h], dim=-1)  # every extreme twice
+            pooled = torch.cat([doubled.amax(dim=1), doubled.amin(dim=1)], dim=-1)
+            return self.head(pooled)
+
     CASES = {
         "rmsnorm_rotary": lambda: (RMSNormRotary(), (torch.randn(2, 5, 8),),
                                    (torch.tensor([0, 2]),), F.cross_entropy, "sgd"),
@@ -184,6 +199,8 @@ if torch is not None:
                                      (torch.tensor([1, 0]),), F.cross_entropy, "sgd"),
         "mixed_dtypes": lambda: (MixedDtypes(), (torch.randn(2, 5, 5),),
                                  (torch.tensor([2, 1]),), F.cross_entropy, "sgd"),
+        "max_pooling_grad": lambda: (MaxPoolingGrad(), (torch.randn(2, 5, 6),),
+                                     (torch.tensor([0, 2]),), F.cross_entropy, "sgd"),
     }
     KERNELS = {
         "rmsnorm_rotary": {"aten.pow.Tensor_Scalar", "aten.rsqrt", "aten.pow.Scalar",
@@ -207,6 +224,8 @@ if torch is not None:
         "relative_buckets": {"aten.abs", "aten.sign", "aten.minimum", "aten.clamp",
                              "aten.lt.Scalar", "aten.gt.Scalar", "aten.where.self"},
         "mixed_dtypes": {"aten.sub.Tensor", "aten.div.Tensor", "aten.mul.Tensor"},
+        "max_pooling_grad": {"aten.amax", "aten.amin", "aten.sum.dim_IntList",
+                             "aten.eq.Tensor"},
     }
     test_zoo_kernels.CASES.update(CASES)
     test_zoo_kernels.KERNELS.update(KERNELS)

@@ -120,6 +120,7 @@ template <bool Mean> void reduce(CudaBackend &b, const Call &c) {
   p.out = out.data;
   p.outCount = out.numel();
   p.mean = Mean;
+  p.integer = out.dtype == coop_pb::INT64;
   b.check(launchReduce(p, b.stream), "reduction kernel");
 }
 

@@ -118,6 +118,13 @@ __global__ void randomKernel(Random p, int64_t n) {
 __global__ void reduceKernel(Reduce p) {
   COOP_GRID_STRIDE(i, p.outCount) {
     int64_t base = offsetOf(i, p.kept, p.in.strides);
+    if (p.integer) {
+      int64_t sum = 0;
+      for (int64_t k = 0; k < p.count; ++k)
+        sum += loadInt(p.in, base + offsetOf(k, p.reduced, p.in.strides));
+      reinterpret_cast<int64_t *>(p.out)[i] = sum;
+      continue;
+    }
     double sum = 0;
     for (int64_t k = 0; k < p.count; ++k)
       sum += loadFloat(p.in, base + offsetOf(k, p.reduced, p.in.strides));

@@ -106,6 +106,7 @@ struct Reduce {
   char *out = nullptr;
   int64_t outCount = 0, count = 0;
   bool mean = false;
+  bool integer = false; // an int64 sum of bool or int64 elements
 };
 cudaError_t launchReduce(const Reduce &p, cudaStream_t stream);
 
