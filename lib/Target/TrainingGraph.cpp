@@ -351,8 +351,10 @@ OwningOpRef<ModuleOp> Importer::run() {
 
   if (failed(verify(*module)))
     return nullptr;
-  // torch's layouts allowed reshapes as views that coop's may not.
+  // torch's layouts allowed reshapes as views that coop's may not; then
+  // results take over the buffers of operands that die with them.
   materializeUnviewableReshapes(func);
+  reuseDyingBuffers(func);
   return module;
 }
 

@@ -117,7 +117,7 @@ class ResNet(nn.Module):
         self.conv1 = nn.Conv2d(3, 8, 3, 1, 1, bias=False)
         self.bn1 = BatchNorm2d(8)
         self.pool = nn.MaxPool2d(2)
-        self.layer1 = nn.Sequential(*(Block(8, 8, 1) for _ in range(24)))
+        self.layer1 = nn.Sequential(*(Block(8, 8, 1) for _ in range(28)))
         self.layer2 = nn.Sequential(Block(8, 16, 2), Block(16, 16, 1))
         self.fc = nn.Linear(16, 10)
 

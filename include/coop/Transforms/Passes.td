@@ -226,6 +226,43 @@ def CoopMaterializeViews : Pass<"coop-materialize-views", "::mlir::func::FuncOp"
   let dependentDialects = ["::mlir::coop::CoopDialect"];
 }
 
+def CoopReuseBuffers : Pass<"coop-reuse-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Let results take over the buffers of operands that die with them";
+  let description = [{
+    In a `coop.step` function: `aten._unsafe_view` (an alias in ATen that
+    torch's autograd does not track, exported as a copy) becomes a view
+    when its source has no other use, and `aten.add.Tensor`, `sub.Tensor`,
+    `mul.Tensor` and `div.Tensor` whose first operand has the result's type
+    and no other use (a compute result, or a reshape view of one) write
+    their result in place over it. Neither the step nor a recomputation of
+    such a result then needs both buffers at once; the planner treats the
+    result as any in-place version (recomputable from the operand's
+    producer). The importer (`coop-translate --import-training-graph`) runs
+    it on every imported step; run it on hand-written steps before
+    planning.
+
+    Input (a linear layer on a 3-D input, as torch traces it):
+
+    ```mlir
+    %mm = coop.compute "aten.mm"(%x, %wt) : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+    %v = coop.compute "aten._unsafe_view"(%mm) {args = {size = [2, 4, 6]}}
+        : (tensor<8x6xf32>) -> tensor<2x4x6xf32>
+    %y = coop.compute "aten.add.Tensor"(%v, %b)
+        : (tensor<2x4x6xf32>, tensor<6xf32>) -> tensor<2x4x6xf32>
+    ```
+
+    Output:
+
+    ```mlir
+    %v = coop.view "aten._unsafe_view"(%mm) {args = {size = [2, 4, 6]}}
+        : (tensor<8x6xf32>) -> tensor<2x4x6xf32>
+    %y = coop.compute "aten.add.Tensor"(%v, %b) {inplace = array<i64: 0>}
+        : (tensor<2x4x6xf32>, tensor<6xf32>) -> tensor<2x4x6xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::coop::CoopDialect"];
+}
+
 def CoopAnnotateCosts : Pass<"coop-annotate-costs", "::mlir::ModuleOp"> {
   let summary = "Fill in cost_us on compute ops that lack it";
   let description = [{

@@ -46,6 +46,13 @@ bool isReshapeView(StringRef kernel);
 /// unless something writes in place through it. Returns how many.
 unsigned materializeUnviewableReshapes(Operation *step);
 
+/// In a training step, lets results take over the buffers of operands that
+/// die with them (coop-reuse-buffers): `aten._unsafe_view` of a value used
+/// by nothing else becomes a view, and add/sub/mul/div whose first operand
+/// has the result's type and no other use write in place over it. Returns
+/// how many ops changed.
+unsigned reuseDyingBuffers(Operation *step);
+
 } // namespace mlir::coop
 
 #endif // COOP_TRANSFORMS_VIEWLAYOUT_H
