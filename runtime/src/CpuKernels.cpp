@@ -69,10 +69,6 @@ inline int64_t ldi(const Tensor &t, int64_t off) {
 }
 inline float *outf(const Tensor &t) { return t.ptr<float>(); }
 
-int normDim(int64_t dim, int rank) {
-  return static_cast<int>(dim < 0 ? dim + std::max(rank, 1) : dim);
-}
-
 //===----------------------------------------------------------------------===//
 // Prepare helpers
 //===----------------------------------------------------------------------===//
@@ -1011,16 +1007,6 @@ std::string checkTransposedConv(const Call &c, const Tensor &input, const Tensor
   return "";
 }
 
-/// Input row of output row `o` through tap `r`, or -1 if none.
-inline int64_t transposedSource(int64_t o, int64_t r, int64_t stride, int64_t pad,
-                                int64_t dil, int64_t size) {
-  int64_t t = o + pad - r * dil;
-  if (t < 0 || t % stride)
-    return -1;
-  t /= stride;
-  return t < size ? t : -1;
-}
-
 /// The bias gradient of a (transposed) convolution: the output gradient
 /// summed over batch and space, per output channel, in a fixed order.
 void writeBiasGradient(const Tensor &go, const Conv2d &g, float *db) {
@@ -1417,42 +1403,6 @@ void copyStrided(const Tensor &dst, const Tensor &src) {
     std::memcpy(dst.data + w.off[id] * width, src.data + w.off[is] * width, width);
 }
 
-/// `t` restricted to [start, start + count) along `dim`, every `step`th.
-Tensor narrowed(const Tensor &t, int dim, int64_t start, int64_t count, int64_t step = 1) {
-  Tensor v = t;
-  v.data += start * t.strides[dim] * elementSize(t.dtype);
-  v.shape[dim] = count;
-  v.strides[dim] *= step;
-  return v;
-}
-
-/// `t`'s slice at `index` along `dim`, with that dimension removed.
-Tensor selected(const Tensor &t, int dim, int64_t index) {
-  Tensor v = narrowed(t, dim, index, 1);
-  for (int d = dim; d + 1 < t.rank; ++d) {
-    v.shape[d] = v.shape[d + 1];
-    v.strides[d] = v.strides[d + 1];
-  }
-  v.rank = t.rank - 1;
-  return v;
-}
-
-/// The inputs a Tensor[] parameter names (its operand list), or, with
-/// positional operands, all inputs in order. Returns the count.
-int listInputs(const Call &c, std::string_view name, const Tensor **out) {
-  const coop_pb::Value *list = c.arg(name);
-  int n = 0;
-  if (list && list->kind_case() == coop_pb::Value::kList) {
-    for (const coop_pb::Value &item : list->list().items())
-      if (item.kind_case() == coop_pb::Value::kOperand && n < kMaxOperands)
-        out[n++] = &c.inputs[item.operand()];
-    return n;
-  }
-  for (; n < c.numInputs && n < kMaxOperands; ++n)
-    out[n] = &c.inputs[n];
-  return n;
-}
-
 // cat(Tensor[] tensors, dim) and stack(Tensor[] tensors, dim).
 template <bool Stack> std::string prepareJoin(const Signature &sig) {
   if (sig.call.numOutputs != 1)
@@ -1492,33 +1442,7 @@ template <bool Stack> std::string prepareJoin(const Signature &sig) {
   return "";
 }
 
-/// The contiguous strides of `t`'s shape.
-Tensor contiguousLike(const Tensor &t) {
-  Tensor v = t;
-  int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    v.strides[d] = stride;
-    stride *= t.shape[d];
-  }
-  return v;
-}
-
-template <bool Stack> void runJoin(const Call &c) {
-  const Tensor *ins[kMaxOperands];
-  int n = listInputs(c, "tensors", ins);
-  Tensor out = contiguousLike(c.out(0));
-  int dim = normDim(c.i("dim", 0), out.rank);
-  int64_t at = 0;
-  for (int k = 0; k < n; ++k) {
-    const Tensor &t = *ins[k];
-    if (Stack) {
-      copyStrided(selected(out, dim, at++), t);
-    } else {
-      copyStrided(narrowed(out, dim, at, t.shape[dim]), t);
-      at += t.shape[dim];
-    }
-  }
-}
+template <bool Stack> void runJoin(const Call &c) { forEachJoinPiece<Stack>(c, copyStrided); }
 
 // split.Tensor / unsafe_split.Tensor(self, split_size, dim) and
 // split_with_sizes: every output is a contiguous copy of its piece.
@@ -1557,24 +1481,6 @@ void runSplit(const Call &c) {
   }
 }
 
-/// (start, count, step) of slice_backward's / select_backward's window in
-/// the input of size `size`, as ATen clamps them; false when empty/invalid.
-struct Window {
-  int64_t start, count, step;
-};
-Window sliceWindow(const Call &c, int64_t size) {
-  int64_t start = c.has("start") ? c.i("start") : 0;
-  int64_t end = c.has("end") ? c.i("end") : size;
-  int64_t step = c.i("step", 1);
-  if (start < 0)
-    start += size;
-  if (end < 0)
-    end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
-  return {start, step > 0 ? (end - start + step - 1) / step : 0, step};
-}
-
 /// slice_backward(grad_output, input_sizes, dim, start, end, step) and
 /// select_backward(grad_output, input_sizes, dim, index): zeros of
 /// input_sizes with grad_output written into the window.
@@ -1603,7 +1509,7 @@ template <bool Select> std::string prepareScatterBack(const Signature &sig) {
   }
   if (sig.call.i("step", 1) < 1)
     return "step must be positive";
-  Window w = sliceWindow(sig.call, out.shape[dim]);
+  SliceWindow w = sliceWindow(sig.call, out.shape[dim]);
   if (g.rank != out.rank)
     return "grad_output " + shapeText(g) + " is not a slice of " + shapeText(out);
   for (int d = 0; d < out.rank; ++d)
@@ -1622,7 +1528,7 @@ template <bool Select> void runScatterBack(const Call &c) {
     copyStrided(selected(out, dim, index < 0 ? index + out.shape[dim] : index), g);
     return;
   }
-  Window w = sliceWindow(c, out.shape[dim]);
+  SliceWindow w = sliceWindow(c, out.shape[dim]);
   copyStrided(narrowed(out, dim, w.start, w.count, w.step), g);
 }
 

@@ -126,6 +126,44 @@ struct KernelDef {
   bool stridedOutputs = false;
 };
 
+/// A dimension argument, counted from the end when negative.
+int normDim(int64_t dim, int rank);
+/// `t` restricted to [start, start + count) along `dim`, every `step`th.
+Tensor narrowed(const Tensor &t, int dim, int64_t start, int64_t count, int64_t step = 1);
+/// `t`'s slice at `index` along `dim`, with that dimension removed.
+Tensor selected(const Tensor &t, int dim, int64_t index);
+/// `t` with the contiguous strides of its shape.
+Tensor contiguousLike(const Tensor &t);
+/// The inputs a Tensor[] parameter names (its operand list), or, with
+/// positional operands, all inputs in order. Returns the count.
+int listInputs(const Call &c, std::string_view name, const Tensor **out);
+/// slice_backward's window (start, count, step) in a dimension of `size`,
+/// clamped as ATen clamps it.
+struct SliceWindow {
+  int64_t start, count, step;
+};
+SliceWindow sliceWindow(const Call &c, int64_t size);
+
+/// cat(Tensor[] tensors, dim) and stack(tensors, dim): calls
+/// copy(window, input) for each input in order, `window` the view of the
+/// (contiguous) output it fills.
+template <bool Stack, typename Copy> void forEachJoinPiece(const Call &c, Copy &&copy) {
+  const Tensor *ins[kMaxOperands];
+  int n = listInputs(c, "tensors", ins);
+  Tensor out = contiguousLike(c.out(0));
+  int dim = normDim(c.i("dim", 0), out.rank);
+  int64_t at = 0;
+  for (int k = 0; k < n; ++k) {
+    const Tensor &t = *ins[k];
+    if (Stack) {
+      copy(selected(out, dim, at++), t);
+    } else {
+      copy(narrowed(out, dim, at, t.shape[dim]), t);
+      at += t.shape[dim];
+    }
+  }
+}
+
 /// For a backward with output_mask (convolution, batch/layer/group norm):
 /// out[k] is the output index of gradient k (input, weight, bias), or -1
 /// where the mask leaves it out. Outputs are the masked-in ones, in order.

@@ -9,6 +9,7 @@
 #ifndef COOP_RUNTIME_RANDOM_H
 #define COOP_RUNTIME_RANDOM_H
 
+#include "HostDeviceMath.h"
 #include "Kernel.h"
 #include "coop/runtime.h"
 
@@ -17,20 +18,8 @@
 
 namespace coop::rt {
 
-inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 inline uint64_t streamKey(uint64_t seed) {
   return mix64(seed * 0x9E3779B97F4A7C15ull ^ 0xD1B54A32D192ED03ull);
-}
-
-/// A float in [0, 1), a multiple of 2^-24.
-inline float uniform(uint64_t key, uint64_t counter) {
-  uint64_t bits = mix64(counter * 0x9E3779B97F4A7C15ull ^ key);
-  return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
 }
 
 /// Seeded contents of a step argument (see coop_session_init_random).

@@ -3,6 +3,7 @@
 #include "Kernel.h"
 #include "Random.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace coop::rt {
@@ -188,6 +189,65 @@ void fillRandomArgument(const std::string &name, coop_role_t role, const Tensor 
       std::memset(out + i * elementSize(layout.dtype), 0, elementSize(layout.dtype));
     }
   }
+}
+
+int normDim(int64_t dim, int rank) {
+  return static_cast<int>(dim < 0 ? dim + std::max(rank, 1) : dim);
+}
+
+Tensor narrowed(const Tensor &t, int dim, int64_t start, int64_t count, int64_t step) {
+  Tensor v = t;
+  v.data += start * t.strides[dim] * elementSize(t.dtype);
+  v.shape[dim] = count;
+  v.strides[dim] *= step;
+  return v;
+}
+
+Tensor selected(const Tensor &t, int dim, int64_t index) {
+  Tensor v = narrowed(t, dim, index, 1);
+  for (int d = dim; d + 1 < t.rank; ++d) {
+    v.shape[d] = v.shape[d + 1];
+    v.strides[d] = v.strides[d + 1];
+  }
+  v.rank = t.rank - 1;
+  return v;
+}
+
+Tensor contiguousLike(const Tensor &t) {
+  Tensor v = t;
+  int64_t stride = 1;
+  for (int d = t.rank - 1; d >= 0; --d) {
+    v.strides[d] = stride;
+    stride *= t.shape[d];
+  }
+  return v;
+}
+
+int listInputs(const Call &c, std::string_view name, const Tensor **out) {
+  const coop_pb::Value *list = c.arg(name);
+  int n = 0;
+  if (list && list->kind_case() == coop_pb::Value::kList) {
+    for (const coop_pb::Value &item : list->list().items())
+      if (item.kind_case() == coop_pb::Value::kOperand && n < kMaxOperands)
+        out[n++] = &c.inputs[item.operand()];
+    return n;
+  }
+  for (; n < c.numInputs && n < kMaxOperands; ++n)
+    out[n] = &c.inputs[n];
+  return n;
+}
+
+SliceWindow sliceWindow(const Call &c, int64_t size) {
+  int64_t start = c.has("start") ? c.i("start") : 0;
+  int64_t end = c.has("end") ? c.i("end") : size;
+  int64_t step = c.i("step", 1);
+  if (start < 0)
+    start += size;
+  if (end < 0)
+    end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  return {start, step > 0 ? (end - start + step - 1) / step : 0, step};
 }
 
 void maskedOutputs(const Call &c, int out[3]) {

@@ -102,10 +102,6 @@ inline Operand stridedOf(const Tensor &t) {
   return o;
 }
 
-inline int normDim(int64_t dim, int rank) {
-  return static_cast<int>(dim < 0 ? dim + std::max(rank, 1) : dim);
-}
-
 class CudaBackend;
 /// Runs one launch; the CPU kernel's `prepare` has checked it already.
 using Handler = void (*)(CudaBackend &, const Call &);

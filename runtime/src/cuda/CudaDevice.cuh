@@ -1,6 +1,7 @@
 //===- CudaDevice.cuh - What every kernel file of the backend shares -*- C++ -*-===//
 //
-// Device helpers (strided offsets, loads, the counter-based random stream)
+// Device helpers (strided offsets, loads; HostDeviceMath.h has the random
+// stream)
 // and the launch macros. Every kernel is a grid-stride loop, so the same
 // source also compiles as plain C++ for host emulation
 // (runtime/test/cuda-emulation): there a "launch" is one call of the
@@ -12,6 +13,7 @@
 #define COOP_RUNTIME_CUDA_CUDADEVICE_CUH
 
 #include "CudaKernels.h"
+#include "HostDeviceMath.h"
 
 #include <cmath>
 #include <cstdint>
@@ -81,18 +83,6 @@ __device__ inline float loadFloat(const Operand &t, int64_t off) {
   if (t.dtype == F32)
     return reinterpret_cast<const float *>(t.data)[off];
   return static_cast<float>(loadInt(t, off));
-}
-
-__device__ inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/// runtime/src/Random.h's uniform(key, counter).
-__device__ inline float uniform(uint64_t key, uint64_t counter) {
-  uint64_t bits = mix64(counter * 0x9E3779B97F4A7C15ull ^ key);
-  return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
 }
 
 } // namespace coop::rt::cuda

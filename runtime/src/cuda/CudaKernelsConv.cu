@@ -48,16 +48,6 @@ __device__ inline void windowsHolding(int64_t i, int64_t pad, int64_t span, int6
   hi = clampTo(floorDiv(i + pad, stride) + 1, lo, count);
 }
 
-/// The row that reaches row o through transposed tap r, or -1.
-__device__ inline int64_t transposedSource(int64_t o, int64_t r, int64_t stride, int64_t pad,
-                                           int64_t dil, int64_t size) {
-  int64_t t = o + pad - r * dil;
-  if (t < 0 || t % stride)
-    return -1;
-  t /= stride;
-  return t < size ? t : -1;
-}
-
 /// Splits row-major element i of [d0, d1, d2, d3] into its index.
 __device__ inline void split4(int64_t i, int64_t d1, int64_t d2, int64_t d3, int64_t &i0,
                               int64_t &i1, int64_t &i2, int64_t &i3) {

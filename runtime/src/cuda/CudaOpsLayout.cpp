@@ -1,7 +1,7 @@
 //===- CudaOpsLayout.cpp - Handlers: activations, comparisons, fills and layout ops (cat, stack, split, pad, ...) ===//
 //
 // The joins, splits, scattered gradients and padding copy between strided
-// views (as CpuKernels.cpp's narrowed / selected views), each view one
+// views (Kernel.h's narrowed / selected, as the CPU kernels), each view one
 // StridedCopy launch; cat and stack launch one per input.
 //
 //===----------------------------------------------------------------------===//
@@ -13,39 +13,8 @@ namespace coop::rt::cuda {
 namespace {
 
 //===----------------------------------------------------------------------===//
-// Views (the CPU kernels' narrowed, selected and contiguousLike)
+// Strided copies into views (Kernel.h's narrowed, selected, contiguousLike)
 //===----------------------------------------------------------------------===//
-
-/// `t` restricted to [start, start + count) along `dim`, every `step`th.
-Tensor narrowed(const Tensor &t, int dim, int64_t start, int64_t count, int64_t step = 1) {
-  Tensor v = t;
-  v.data += start * t.strides[dim] * elementSize(t.dtype);
-  v.shape[dim] = count;
-  v.strides[dim] *= step;
-  return v;
-}
-
-/// `t`'s slice at `index` along `dim`, with that dimension removed.
-Tensor selected(const Tensor &t, int dim, int64_t index) {
-  Tensor v = narrowed(t, dim, index, 1);
-  for (int d = dim; d + 1 < t.rank; ++d) {
-    v.shape[d] = v.shape[d + 1];
-    v.strides[d] = v.strides[d + 1];
-  }
-  v.rank = t.rank - 1;
-  return v;
-}
-
-/// `t` with the contiguous strides of its shape.
-Tensor contiguousLike(const Tensor &t) {
-  Tensor v = t;
-  int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    v.strides[d] = stride;
-    stride *= t.shape[d];
-  }
-  return v;
-}
 
 /// A StridedCopy into the view `dst`.
 StridedCopy into(const Tensor &dst) {
@@ -78,38 +47,11 @@ void fillInto(CudaBackend &b, const Tensor &dst, double value) {
 // Joining, splitting and scattering back
 //===----------------------------------------------------------------------===//
 
-/// The inputs a Tensor[] parameter names (its operand list), or, with
-/// positional operands, all inputs in order (the CPU's listInputs).
-int listInputs(const Call &c, std::string_view name, const Tensor **out) {
-  const coop_pb::Value *list = c.arg(name);
-  int n = 0;
-  if (list && list->kind_case() == coop_pb::Value::kList) {
-    for (const coop_pb::Value &item : list->list().items())
-      if (item.kind_case() == coop_pb::Value::kOperand && n < kMaxOperands)
-        out[n++] = &c.inputs[item.operand()];
-    return n;
-  }
-  for (; n < c.numInputs && n < kMaxOperands; ++n)
-    out[n] = &c.inputs[n];
-  return n;
-}
-
 // cat(Tensor[] tensors, dim) and stack(Tensor[] tensors, dim).
 template <bool Stack> void join(CudaBackend &b, const Call &c) {
-  const Tensor *ins[kMaxOperands];
-  int n = listInputs(c, "tensors", ins);
-  Tensor out = contiguousLike(c.out(0));
-  int dim = normDim(c.i("dim", 0), out.rank);
-  int64_t at = 0;
-  for (int k = 0; k < n; ++k) {
-    const Tensor &t = *ins[k];
-    if (Stack) {
-      copyInto(b, selected(out, dim, at++), t);
-    } else {
-      copyInto(b, narrowed(out, dim, at, t.shape[dim]), t);
-      at += t.shape[dim];
-    }
-  }
+  forEachJoinPiece<Stack>(c, [&](const Tensor &window, const Tensor &input) {
+    copyInto(b, window, input);
+  });
 }
 
 // split.Tensor, split_with_sizes and their unsafe_ twins: output o is a
@@ -123,21 +65,6 @@ void split(CudaBackend &b, const Call &c) {
     copyInto(b, contiguousLike(out), narrowed(self, dim, at, out.shape[dim]));
     at += out.shape[dim];
   }
-}
-
-/// slice_backward's window (start, count, step) in a dimension of `size`,
-/// clamped as ATen (the CPU's sliceWindow).
-void sliceWindow(const Call &c, int64_t size, int64_t &start, int64_t &count, int64_t &step) {
-  start = c.has("start") ? c.i("start") : 0;
-  int64_t end = c.has("end") ? c.i("end") : size;
-  step = c.i("step", 1);
-  if (start < 0)
-    start += size;
-  if (end < 0)
-    end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
-  count = step > 0 ? (end - start + step - 1) / step : 0;
 }
 
 // slice_backward(grad_output, input_sizes, dim, start, end, step) and
@@ -154,9 +81,8 @@ template <bool Select> void scatterBack(CudaBackend &b, const Call &c) {
     copyInto(b, selected(out, dim, index < 0 ? index + out.shape[dim] : index), g);
     return;
   }
-  int64_t start = 0, count = 0, step = 1;
-  sliceWindow(c, out.shape[dim], start, count, step);
-  copyInto(b, narrowed(out, dim, start, count, step), g);
+  SliceWindow w = sliceWindow(c, out.shape[dim]);
+  copyInto(b, narrowed(out, dim, w.start, w.count, w.step), g);
 }
 
 //===----------------------------------------------------------------------===//
