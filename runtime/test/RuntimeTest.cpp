@@ -737,4 +737,24 @@ TEST(Runtime, IndexingKernelsRejectMalformedLaunches) {
   expectRejected(smoothL1, "beta -1.000000 is negative");
 }
 
+TEST(Runtime, SumAndRemainderRejectMalformedLaunches) {
+  constexpr coop_pb::DType kInt64 = coop_pb::INT64, kBool = coop_pb::BOOL;
+  // An integer sum counts bool or int64 elements; a float32 input is not.
+  {
+    Loaded l;
+    Status s = load(oneLaunchPlan("aten.sum", {{{2, 3}, kBool}}, {{{}, kInt64}}), l);
+    EXPECT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  }
+  expectRejected(oneLaunchPlan("aten.sum", {{{2, 3}}}, {{{}, kInt64}}),
+                 "output is int64 for a float32 input; expected float32, or int64 summing "
+                 "bool or int64");
+  expectRejected(oneLaunchPlan("aten.mean", {{{2, 3}, kBool}}, {{{}, kInt64}}),
+                 "output is int64 for a bool input");
+  coop_pb::Plan byZero = oneLaunchPlan("aten.remainder.Scalar", {{{4}, kInt64}}, {{{4}, kInt64}});
+  addArg(byZero, "other")->set_int_value(0);
+  expectRejected(byZero, "integer remainder by zero");
+  expectRejected(oneLaunchPlan("aten.remainder.Scalar", {{{4}, kInt64}}, {{{4}, kInt64}}),
+                 "has no scalar 'other'");
+}
+
 } // namespace

@@ -276,6 +276,7 @@ class BundledModel(unittest.TestCase):
                 ([truncated], "truncated or corrupted"),
                 ([os.path.join(workdir, "missing.plan")], "cannot open"),
                 ([plan, "--backend", "tpu"], "backend 'tpu' is not available"),
+                ([plan, "--check", "--backend", "tpu"], "backend 'tpu' is not available"),
                 ([plan, "--steps", "x"], "--steps needs"),
                 ([plan, "--init", plan], "has no argument"),
             ]
