@@ -57,6 +57,9 @@ ABLATIONS = {
     "no-partition": "partition=false",
     "no-inplace": "inplace=false",
 }
+# Every policy again with the simulator's own addresses and arena (the
+# paper's reproduction): what offline packing changes.
+ONLINE = ("online", "pack=false")
 QUICK_MODELS = ["bert_large", "gpt2"]
 QUICK_RATIOS = [1.0, 0.8, 0.6, 0.5, 0.4, 0.3]
 
@@ -64,7 +67,8 @@ COLUMNS = ["model", "policy", "variant", "kind", "ratio", "budget_bytes",
            "unconstrained_bytes", "status", "verified", "overhead_pct",
            "peak_bytes", "floor_bytes", "persistent_bytes",
            "fragmentation_pct", "evictions", "eviction_events",
-           "recomputations", "search_ms", "plan_ms", "wall_s", "message"]
+           "recomputations", "search_ms", "plan_ms", "high_water_bytes",
+           "simulated_bytes", "repack_ms", "wall_s", "message"]
 MIN_COLUMNS = ["model", "policy", "variant", "min_ratio", "min_budget_bytes",
                "lowest_feasible_grid_ratio", "grid_failures_above",
                "floor_bytes", "floor_ratio", "unconstrained_bytes",
@@ -93,6 +97,9 @@ REPORT_RE = {
     "recomputations": r"recomputations:\s+(\d+)",
     "search_ms": r"eviction search:\s+([\d.]+) ms",
     "plan_ms": r"planning time:\s+([\d.]+) ms",
+    "high_water_bytes": r"arena high water:\s+(\d+)",
+    "simulated_bytes": r"simulated arena:\s+(\d+)",
+    "repack_ms": r"\(([\d.]+) ms repacking\)",
 }
 
 
@@ -511,8 +518,104 @@ def pct(x, nd=1):
     return "—" if v is None else ("%." + str(nd) + "f %%") % v
 
 
+def monotonicity_violations(rows, model, policy):
+    """Grid points where a larger budget is worse than a smaller one: it
+    does not plan although a smaller one does, or recomputes more."""
+    grid = sorted((float(x["ratio"]), x) for x in rows
+                  if x["model"] == model and x["policy"] == policy and
+                  x["variant"] == "full" and x["kind"] == "grid")
+    bad, best = [], None  # best: the least overhead at any smaller budget
+    for r, x in grid:
+        if planned(x):
+            o = float(x["overhead_pct"])
+            if best is not None and o > best[1] + 1e-6:
+                bad.append("r=%.2f: %s %% > %s %% at r=%.2f" %
+                           (r, x["overhead_pct"], best[2], best[0]))
+            if best is None or o <= best[1]:
+                best = (r, o, x["overhead_pct"])
+        elif best is not None:
+            bad.append("r=%.2f: %s although r=%.2f plans" %
+                       (r, x["status"], best[0]))
+    return bad
+
+
+def write_packing_section(w, ctx, base):
+    """Issue 11: what offline packing changes, side by side with the
+    simulator's own addresses (variant `online`, pack=false)."""
+    rows, mins, models = ctx["rows"], ctx["mins"], ctx["models"]
+    w("## Offline packing (issue 11)")
+    w("")
+    w("Every plan's buffers are repacked offline once its schedule is fixed, "
+      "and each policy may be simulated in a larger arena whose repacked "
+      "plan still fits the budget (`docs/planner.md`, Offline packing). "
+      "Variant `online` is the same run with `pack=false`: the simulator's "
+      "own best-fit addresses, the paper's reproduction. **The ratio's "
+      "denominator changed**: it is now `none`'s schedule packed offline, "
+      "lower than the online allocator's arena, so the same ratio is a "
+      "smaller budget than before; compare minima in bytes.")
+    w("")
+    tab = []
+    for m in models:
+        full = [x for x in base if x["model"] == m and x["variant"] == "full"]
+        live = fnum(full[0]["peak_bytes"]) if full else None
+        packed = ctx["unconstrained"].get(m)
+        online = ctx["online_unconstrained"].get(m)
+        tab.append([m, gib(live), gib(packed), gib(online),
+                    "%.4f" % (packed / live) if packed and live else "—",
+                    "%.4f" % (online / live) if online and live else "—"])
+    w(md_table(["model", "live bytes at peak GiB", "none arena, packed GiB",
+                "none arena, online GiB", "packed / live",
+                "online / live"], tab))
+    w("")
+    w("Minimum feasible budget per policy (bisection as above), packed "
+      "versus online, in GiB; the last column is packed / online.")
+    w("")
+    tab, worse = [], []
+    for m in models:
+        for p in POLICIES[1:]:
+            rec = {x["variant"]: x for x in mins
+                   if x["model"] == m and x["policy"] == p}
+            a = fnum(rec.get("full", {}).get("min_budget_bytes"))
+            b = fnum(rec.get(ONLINE[0], {}).get("min_budget_bytes"))
+            if not a and not b:
+                continue
+            tab.append([m, p, gib(a), rec.get("full", {}).get("min_ratio")
+                        or "—", gib(b), "%.4f" % (a / b) if a and b else "—"])
+            if a and b and a > b:
+                worse.append("%s %s" % (m, p))
+    w(md_table(["model", "policy", "min budget packed", "min r packed",
+                "min budget online", "packed / online"], tab))
+    w("")
+    w("Packed minimum above the online one: %s." %
+      (", ".join(worse) if worse else "none"))
+    w("")
+    bad = []
+    for m in models:
+        for p in POLICIES[1:]:
+            bad += ["%s %s %s" % (m, p, v)
+                    for v in monotonicity_violations(rows, m, p)]
+    w("Budget monotonicity over the grid (a larger budget plans whenever a "
+      "smaller one does, with no more overhead): %s" %
+      ("holds on every model and policy." if not bad else
+       "%d violations:" % len(bad)))
+    for v in bad:
+        w("- %s" % v)
+    w("")
+    ms = [(fnum(x["plan_ms"]), fnum(x["repack_ms"])) for x in rows
+          if x["variant"] == "full" and planned(x) and x["plan_ms"] and
+          x["repack_ms"]]
+    if ms:
+        w("Repacking's share of the planning time over the %d packed plans: "
+          "%.1f %% (%.0f of %.0f ms in all)." % (
+              len(ms), 100.0 * sum(r for _, r in ms) /
+              max(1e-9, sum(t for t, _ in ms)), sum(r for _, r in ms),
+              sum(t for t, _ in ms)))
+        w("")
+
+
 def write_report(args, ctx):
     rows, mins, models = ctx["rows"], ctx["mins"], ctx["models"]
+    base = [r for r in rows if r["kind"] == "size"]
     rel = os.path.relpath(ctx["figdir"], os.path.dirname(os.path.abspath(
         args.md)))
     L = []
@@ -575,6 +678,8 @@ def write_report(args, ctx):
                    [[k[0], k[1], n, "`%s`" % r["message"][:230]]
                     for k, (r, n) in sorted(seen.items())]))
     w("")
+
+    write_packing_section(w, ctx, base)
 
     # Targets
     w("## Targets of issue 7")
@@ -875,7 +980,12 @@ def main():
         base = dict(zip(models, ex.map(
             lambda m: runner.plan(mlir[m], m, "none", "full", "size", 1.0),
             models)))
-    unconstrained, floor = {}, {}
+        online_base = dict(zip(models, ex.map(
+            lambda m: runner.plan(mlir[m], m, "none", ONLINE[0], "size", 1.0,
+                                  ONLINE[1]), models)))
+    unconstrained, floor, online_unconstrained = {}, {}, {}
+    for m, r in online_base.items():
+        online_unconstrained[m] = fnum(r["unconstrained_bytes"])
     for m, r in base.items():
         unconstrained[m] = fnum(r["unconstrained_bytes"]) or \
             fnum(r["budget_bytes"])
@@ -889,6 +999,8 @@ def main():
     for m in sorted(models, key=lambda m: -ops[m]):
         for p in POLICIES:
             jobs.append((m, p, "full", ""))
+            if not args.quick or p in ("none", "coop"):
+                jobs.append((m, p) + ONLINE)
         if m in abl:
             for v, opt in ABLATIONS.items():
                 jobs.append((m, "coop", v, opt))
@@ -899,7 +1011,9 @@ def main():
 
     def job(j):
         m, p, v, opt = j
-        fr = floor[m] / unconstrained[m] if floor[m] else 0.0
+        denominator = online_unconstrained[m] if v == ONLINE[0] else \
+            unconstrained[m]
+        fr = floor[m] / denominator if floor[m] and denominator else 0.0
         res = chain(runner, mlir[m], m, p, v, opt, ratios, fr, tol)
         done[0] += 1
         print("  [%d/%d] %s %s %s: min r %s" % (done[0], len(jobs), m, p, v,
@@ -912,7 +1026,10 @@ def main():
             for x in rs:
                 if planned(x) and x["floor_bytes"]:
                     rec["floor_bytes"] = x["floor_bytes"]
-            rec["unconstrained_bytes"] = "%d" % unconstrained[rec["model"]]
+            rec["unconstrained_bytes"] = "%d" % (
+                online_unconstrained[rec["model"]]
+                if rec["variant"] == ONLINE[0] else
+                unconstrained[rec["model"]])
             mins.append(rec)
 
     # Memory pictures: dtr and coop side by side at r = 0.5 (or the closest
@@ -1176,6 +1293,7 @@ def main():
                ops=ops, ratios=ratios, ablation_models=abl, tol=tol,
                logpath=logpath, repo=repo, csv=csvpath, mincsv=mincsv,
                unconstrained=unconstrained, floor=floor, targets=targets,
+               online_unconstrained=online_unconstrained,
                paper=paper, pictures=pictures, timing=timing,
                scaling=scaling, scaling_verdict=verdict)
     write_report(args, ctx)

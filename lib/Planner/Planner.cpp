@@ -64,7 +64,7 @@ constexpr int32_t kWorkspaceOwner = -2;
 constexpr double kStalenessEpsilon = 1e-9;
 /// Relative tolerance for "strictly cheaper" windows: sliding sums drift.
 constexpr double kCostTolerance = 1e-9;
-/// Replays per plan() call that learn which values to keep (see plan()).
+/// Replays per simulate() call that learn which values to keep (see simulate()).
 constexpr int kMaxReplays = 64;
 
 
@@ -126,6 +126,8 @@ struct StepAnalysis {
   int64_t persistentBytes = 0;
   int64_t floorBytes = 0;
   OpId floorOp = kNone;
+  /// Of the floor: values that cannot be recomputed, alive across floorOp.
+  int64_t floorHeldBytes = 0;
 };
 
 StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
@@ -271,9 +273,31 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
         a.dieAt[a.lastUse[i]].push_back(static_cast<TensorId>(i));
     }
 
-  // Floor: persistent state plus the largest set of buffers one op needs at
-  // once: its transient inputs, the outputs that cannot reuse an operand's
-  // buffer, and its workspace.
+  // Values no policy may evict (they cannot be recomputed where they are
+  // read again) stay resident from their producer to their last use: the
+  // bytes of those alive across each op, its own operands left out below.
+  std::vector<int64_t> heldAcross(opCount + 1, 0);
+  auto isHeld = [&](TensorId v) {
+    return a.content[v] == v && !a.persistent[v] && !a.evictable[v] &&
+           g.tensors[v].producer != kNone;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const TensorId v = static_cast<TensorId>(i);
+    if (!isHeld(v))
+      continue;
+    const int32_t from = g.tensors[v].producer + 1;
+    const int32_t to = std::min<int32_t>(a.lastUse[v], opCount); // exclusive
+    if (from < to) {
+      heldAcross[from] += allocationSize(g.tensors[v].bytes, options.alignment);
+      heldAcross[to] -= allocationSize(g.tensors[v].bytes, options.alignment);
+    }
+  }
+  for (OpId k = 1; k <= opCount; ++k)
+    heldAcross[k] += heldAcross[k - 1];
+
+  // Floor: persistent state, the held values alive across an op, and the
+  // largest set of buffers that op needs at once: its transient inputs, the
+  // outputs that cannot reuse an operand's buffer, and its workspace.
   a.floorBytes = a.persistentBytes;
   for (OpId k = 0; k < opCount; ++k) {
     const Op &op = g.ops[k];
@@ -283,11 +307,16 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
         buffers.push_back(a.content[in]);
     std::sort(buffers.begin(), buffers.end());
     buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
+    int64_t held = heldAcross[k];
     int64_t bytes = op.workspaceBytes > 0
                         ? allocationSize(op.workspaceBytes, options.alignment)
                         : 0;
-    for (TensorId b : buffers)
+    for (TensorId b : buffers) {
       bytes += allocationSize(g.tensors[b].bytes, options.alignment);
+      if (isHeld(b) && g.tensors[b].producer < k && a.lastUse[b] > k)
+        held -= allocationSize(g.tensors[b].bytes, options.alignment);
+    }
+    bytes += held;
     if (!op.isView)
       for (TensorId out : op.outputs) {
         TensorId prev = g.tensors[out].previousVersion;
@@ -304,6 +333,7 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
     if (a.persistentBytes + bytes > a.floorBytes) {
       a.floorBytes = a.persistentBytes + bytes;
       a.floorOp = k;
+      a.floorHeldBytes = held;
     }
   }
   return a;
@@ -420,14 +450,14 @@ private:
   uint32_t epoch_ = 0;
   std::vector<uint32_t> opStamp_; // closure visits of the current op
   std::vector<OpId> closure_;     // ops to recompute for the current op
-  /// Per content: not evicted before this op (plan() fills it on retries).
+  /// Per content: not evicted before this op (simulate() fills it on retries).
   const std::vector<OpId> &keepUntil_;
   std::vector<TensorId> evictedInputs_; // of the current op, before it ran
-  /// Per content: placed first fit from the low end (plan() fills it on
+  /// Per content: placed first fit from the low end (simulate() fills it on
   /// retries with the barriers of a failure).
   const std::vector<char> &packLow_;
   /// Per content: not freed before this op has run, even past its last use
-  /// (plan() fills it on retries with values closures rebuilt).
+  /// (simulate() fills it on retries with values closures rebuilt).
   const std::vector<OpId> &retainUntil_;
   std::vector<std::vector<TensorId>> retireAt_; // retained values by op
   /// Closures run recursively (rematerialize) instead of listed in advance
@@ -679,6 +709,13 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
   int64_t largest = main_.largestFreePiece();
   if (small_.size() > 0)
     largest = std::max(largest, small_.largestFreePiece());
+  plan_.stats.unplacedRequestBytes = size;
+  plan_.stats.reclaimableBytesAtFailure = 0;
+  for (const Arena *r : {&main_, &small_})
+    for (const auto &entry : r->pieces())
+      if (entry.second.owner == Arena::kFree ||
+          (entry.second.owner >= 0 && evictableNow(entry.second.owner)))
+        plan_.stats.reclaimableBytesAtFailure += entry.second.size;
   std::string message =
       "out of memory at " + describeOp(currentOp_) + " under policy " +
       policyName(options_.policy) + ": cannot place " + std::to_string(size) +
@@ -1004,6 +1041,10 @@ Status Simulator::run() {
         " bytes is below the memory floor of " +
         std::to_string(a_.floorBytes) + " bytes (" +
         std::to_string(a_.persistentBytes) + " persistent";
+    if (a_.floorHeldBytes > 0)
+      message += " + " + std::to_string(a_.floorHeldBytes) +
+                 " held by values that cannot be recomputed where they are "
+                 "read again";
     if (a_.floorOp != kNone)
       message += " + the working set of " + describeOp(a_.floorOp);
     return Status::error(message + ")");
@@ -1070,14 +1111,14 @@ bool packLowFromNowOn(const Graph &g, const std::vector<TensorId> &values,
 }
 
 /// What a series of replays learns from each failure besides the values to
-/// keep (see plan()).
+/// keep (see simulate()).
 struct ReplayLessons {
   bool packBarriers = false;
   bool retainRebuilt = false;
   bool recursiveClosures = false;
 };
 
-/// One series of replays (see plan()).
+/// One series of replays (see simulate()).
 Status replay(const Graph &graph, const PlanOptions &options,
               ReplayLessons lessons, Plan *out) {
   std::vector<OpId> keepUntil(graph.tensors.size(), kNone);
@@ -1118,7 +1159,7 @@ Status replay(const Graph &graph, const PlanOptions &options,
 
 } // namespace
 
-Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
+Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
   // The whole schedule is known, so a failed replay can be learned from:
   // when an op runs out of memory while recomputing inputs that were
   // evicted before it, replay with those inputs kept resident until that
@@ -1158,36 +1199,6 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
   if (replay(graph, options, lessons, out))
     return Status::ok();
   return first;
-}
-
-Status minimumBudget(const Graph &graph, PlanOptions options,
-                     int64_t *budgetBytes) {
-  Plan scratch;
-  // A zero budget fails at the floor check, after the floor is recorded.
-  options.budgetBytes = 0;
-  static_cast<void>(plan(graph, options, &scratch));
-  const int64_t align = std::max<int64_t>(options.alignment, 1);
-  int64_t lo = scratch.stats.memoryFloorBytes / align; // in alignment units
-  int64_t hi = lo;
-  for (const Tensor &t : graph.tensors)
-    hi += allocationSize(t.bytes, align) / align;
-  for (const Op &op : graph.ops)
-    hi += allocationSize(op.workspaceBytes, align) / align;
-  options.budgetBytes = hi * align;
-  Status st = plan(graph, options, &scratch);
-  if (!st)
-    return st;
-  // Invariant: hi succeeds; lo - 1 is known or assumed to fail.
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    options.budgetBytes = mid * align;
-    if (plan(graph, options, &scratch))
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  *budgetBytes = hi * align;
-  return Status::ok();
 }
 
 } // namespace coop::planner

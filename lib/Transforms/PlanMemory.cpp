@@ -305,6 +305,12 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
     return emitError(func.getLoc()) << "small-region must be non-negative, got "
                             << static_cast<int64_t>(smallRegion);
   options.smallRegionBytes = smallRegion;
+  options.offlinePacking = pack;
+  options.searchSimulatedBudget = searchBudget;
+  if (packNodes < 0)
+    return emitError(func.getLoc()) << "pack-nodes must be non-negative, got "
+                                    << static_cast<int64_t>(packNodes);
+  options.packingNodeLimit = packNodes;
 
   if (budget.empty() == (ratio == 0.0))
     return func.emitError(
@@ -348,10 +354,13 @@ void CoopPlanMemoryPass::attachPlan(func::FuncOp func,
       b.getNamedAttr("inplace", b.getBoolAttr(inplace)),
       b.getNamedAttr("window", b.getBoolAttr(window)),
       b.getNamedAttr("small_region", b.getI64IntegerAttr(smallRegion)),
+      b.getNamedAttr("pack", b.getBoolAttr(pack)),
       b.getNamedAttr("floor_bytes", b.getI64IntegerAttr(stats.memoryFloorBytes)),
       b.getNamedAttr("persistent_bytes",
                      b.getI64IntegerAttr(stats.persistentBytes)),
       b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(stats.peakAllocatedBytes)),
+      b.getNamedAttr("high_water_bytes",
+                     b.getI64IntegerAttr(stats.addressHighWater)),
       b.getNamedAttr("compute_overhead", b.getF64FloatAttr(stats.computeOverhead)),
       b.getNamedAttr("fragmentation", b.getF64FloatAttr(stats.fragmentationRate)),
       b.getNamedAttr("evictions", b.getI64IntegerAttr(stats.evictionCount)),
@@ -363,6 +372,9 @@ void CoopPlanMemoryPass::attachPlan(func::FuncOp func,
   if (noRematerializationBytes > 0)
     fields.push_back(b.getNamedAttr(
         "unconstrained_bytes", b.getI64IntegerAttr(noRematerializationBytes)));
+  if (pack)
+    fields.push_back(b.getNamedAttr(
+        "simulated_budget", b.getI64IntegerAttr(stats.simulatedBudgetBytes)));
   func->setAttr(CoopDialect::kPlanAttrName, b.getDictionaryAttr(fields));
 }
 
@@ -381,6 +393,15 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
   os << "\n  memory floor:       " << planner::formatByteSize(stats.memoryFloorBytes);
   os << "\n  persistent:         " << planner::formatByteSize(stats.persistentBytes);
   os << "\n  peak allocated:     " << planner::formatByteSize(stats.peakAllocatedBytes);
+  os << "\n  arena high water:   " << planner::formatByteSize(stats.addressHighWater);
+  if (pack) {
+    os << " (packed offline: " << stats.packingMethod << ", lower bound "
+       << planner::formatByteSize(stats.packingLowerBoundBytes)
+       << (stats.packingProvedOptimal ? ", optimal" : "") << ")";
+    os << "\n  simulated arena:    "
+       << planner::formatByteSize(stats.simulatedBudgetBytes) << " (best of "
+       << stats.simulatedBudgetsTried << " tried)";
+  }
   os << "\n  compute overhead:   "
      << llvm::format("%.2f %%", stats.computeOverhead * 100.0)
      << "\n  fragmentation:      "
@@ -390,8 +411,11 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
      << "\n  recomputations:     " << stats.recomputeCount
      << "\n  eviction search:    "
      << llvm::format("%.3f ms", stats.evictionSearchSeconds * 1e3)
-     << "\n  planning time:      " << llvm::format("%.3f ms", seconds * 1e3)
-     << "\n";
+     << "\n  planning time:      " << llvm::format("%.3f ms", seconds * 1e3);
+  if (pack)
+    os << " (" << llvm::format("%.3f ms", stats.packingSeconds * 1e3)
+       << " repacking)";
+  os << "\n";
   llvm::outs() << os.str();
 }
 

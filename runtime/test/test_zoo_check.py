@@ -20,7 +20,7 @@ import tempfile
 import unittest
 
 # The first ratio each model plans at is checked (all of today's zoo plans
-# at 0.5).
+# at 0.5 but the BiLSTM's, at 0.6 of its offline-packed arena).
 RATIOS = (0.5, 0.6, 0.7, 0.8, 1.0)
 ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "zoo")
 

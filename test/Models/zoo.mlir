@@ -12,10 +12,11 @@
 // RUN: gzip -dc %coop_src_root/models/zoo/bert_large.pb.gz | coop-translate --import-training-graph | coop-opt --coop-annotate-costs --coop-compile="ratio=0.5" | coop-translate --coop-rt-to-plan -o %t.bert_large.plan
 // RUN: gzip -dc %coop_src_root/models/zoo/gpt2.pb.gz | coop-translate --import-training-graph | coop-opt --coop-annotate-costs --coop-compile="ratio=0.5" | coop-translate --coop-rt-to-plan -o %t.gpt2.plan
 // RUN: gzip -dc %coop_src_root/models/zoo/gpt3_2.7b.pb.gz | coop-translate --import-training-graph | coop-opt --coop-annotate-costs --coop-compile="ratio=0.5" | coop-translate --coop-rt-to-plan -o %t.gpt3.plan
-// The BiLSTM plans at 0.5 under coop since the importer lets the bias add
-// take over its 1 GiB input projection's buffer (coop-reuse-buffers).
+// The BiLSTM plans under coop from 0.57 of its offline-packed arena (0.47
+// of the online allocator's) since the importer lets the bias add take over
+// its 1 GiB input projection's buffer (coop-reuse-buffers).
 // RUN: gzip -dc %coop_src_root/models/zoo/bilstm.pb.gz | coop-translate --import-training-graph | coop-opt --coop-annotate-costs --coop-memory-stats -o %t.bilstm.mlir | FileCheck %s --check-prefix=BILSTM
-// RUN: coop-opt %t.bilstm.mlir --coop-compile="ratio=0.5" | coop-translate --coop-rt-to-plan -o %t.bilstm.plan
+// RUN: coop-opt %t.bilstm.mlir --coop-compile="ratio=0.6" | coop-translate --coop-rt-to-plan -o %t.bilstm.plan
 
 // Batch norm is recomputed for its normalized output: the running
 // statistics it updated go to scratch (buffers other than the arguments'),

@@ -21,7 +21,7 @@
 // Without rematerialization a, b, c and d are live together at op #3:
 // 2560 bytes. At the floor, coop evicts d and recomputes it; none cannot.
 // RUN: not coop-opt %s --coop-plan-memory="budget=2048 policy=none" 2>&1 | FileCheck %s --check-prefix=NONE
-// NONE: error: cannot plan @step with policy 'none': out of memory at op #3 'aten.add'
+// NONE: error: cannot plan @step with policy 'none': out of memory under policy none: the step without rematerialization needs 2560 bytes once packed offline (2560 bytes live at once), more than the budget of 2048 bytes
 // RUN: coop-opt %s --coop-plan-memory="budget=2048 policy=coop" --coop-verify-plan | FileCheck %s --check-prefix=COOP
 // COOP: coop.evict
 // COOP: recompute_of = 1

@@ -1,8 +1,8 @@
-// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=coop" --coop-verify-plan | FileCheck %s --check-prefix=COOP
-// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=dtr" --coop-verify-plan | FileCheck %s --check-prefix=DTR
-// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=coop window=false" --coop-verify-plan | FileCheck %s --check-prefix=NOWINDOW
-// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=dte" --coop-verify-plan | FileCheck %s --check-prefix=DTE
-// RUN: not coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false policy=none" 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false pack=false policy=coop" --coop-verify-plan | FileCheck %s --check-prefix=COOP
+// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false pack=false policy=dtr" --coop-verify-plan | FileCheck %s --check-prefix=DTR
+// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false pack=false policy=coop window=false" --coop-verify-plan | FileCheck %s --check-prefix=NOWINDOW
+// RUN: coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false pack=false policy=dte" --coop-verify-plan | FileCheck %s --check-prefix=DTE
+// RUN: not coop-opt %s --coop-plan-memory="budget=440 alignment=4 partition=false pack=false policy=none" 2>&1 | FileCheck %s --check-prefix=NONE
 
 // The paper's motivating example, byte-exact (alignment 4, one-ended
 // placement). x [0, 40), then A0..A4 of 80 bytes each fill [40, 440), with

@@ -1,11 +1,28 @@
-// RUN: coop-opt %s --coop-plan-memory="budget=2KiB" --coop-verify-plan | FileCheck %s
-// RUN: coop-opt %s --coop-plan-memory="budget=2KiB report=true svg=%t.svg" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// The simulator's own plan (pack=false), worked by hand below.
+// RUN: coop-opt %s --coop-plan-memory="budget=2KiB pack=false" --coop-verify-plan | FileCheck %s
+// RUN: coop-opt %s --coop-plan-memory="budget=2KiB pack=false report=true svg=%t.svg" -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: FileCheck %s --check-prefix=SVG < %t.svg
+// The default repacks it offline: same schedule, offsets compacted.
+// RUN: coop-opt %s --coop-plan-memory="budget=2KiB report=true" --coop-verify-plan | FileCheck %s --check-prefix=PACKED
+
+// PACKED: coop-plan-memory @evict_and_recompute: policy coop, budget 2048 (2.00 KiB)
+// PACKED: peak allocated: 2048 (2.00 KiB)
+// PACKED-NEXT: arena high water: 2048 (2.00 KiB) (packed offline: compacted-initial, lower bound 2048 (2.00 KiB), optimal)
+// PACKED-NEXT: simulated arena: 2048 (2.00 KiB) (best of {{[0-9]+}} tried)
+// PACKED-NEXT: compute overhead: 20.00 %
+// PACKED: planning time: {{[0-9.]+}} ms ({{[0-9.]+}} ms repacking)
+// PACKED-LABEL: func.func @evict_and_recompute
+// PACKED-SAME: high_water_bytes = 2048 : i64
+// PACKED-SAME: pack = true
+// PACKED-SAME: simulated_budget = 2048 : i64
+// PACKED: coop.evict
+// PACKED: recompute_of = 2 : i64
 
 // REPORT: coop-plan-memory @evict_and_recompute: policy coop, budget 2048 (2.00 KiB)
 // REPORT-NEXT: memory floor: 2048 (2.00 KiB)
 // REPORT-NEXT: persistent: 512 (512 B)
 // REPORT-NEXT: peak allocated: 2048 (2.00 KiB)
+// REPORT-NEXT: arena high water: 2048 (2.00 KiB)
 // REPORT-NEXT: compute overhead: 20.00 %
 // REPORT-NEXT: fragmentation: 0.00 %
 // REPORT-NEXT: evictions: 1 in 1 eviction events

@@ -33,11 +33,15 @@ inline PlanOptions byteOptions(Policy policy, int64_t budget) {
   return o;
 }
 
-/// Plans and, when planning succeeds, requires the independent verifier to
-/// accept the plan. Returns the planner's status (gtest prints its message).
+using PlanFunction = Status (*)(const Graph &, const PlanOptions &, Plan *);
+
+/// Plans (with plan(), or simulate() for tests of the simulator's own
+/// placements) and, when planning succeeds, requires the independent
+/// verifier to accept the plan. Returns the planner's status (gtest prints
+/// its message).
 inline Status planAndVerify(const Graph &graph, const PlanOptions &options,
-                            Plan *out) {
-  Status st = plan(graph, options, out);
+                            Plan *out, PlanFunction planner = plan) {
+  Status st = planner(graph, options, out);
   if (st) {
     Status verified = verifyPlan(graph, *out, options.budgetBytes);
     EXPECT_TRUE(verified) << policyName(options.policy) << " at "

@@ -92,13 +92,19 @@ TEST(Planner, UnevictableTensorBreaksTheWindow) {
 
 TEST(Planner, NoWindowMeansOutOfMemoryAtTheOp) {
   // Every other tensor is a step output: no two evictable tensors are
-  // adjacent, so no window holds 40 bytes.
+  // adjacent, so no window holds 40 bytes. The two outputs are held to the
+  // end, so the floor is x + A2 + A4 + the last use's A5, X and result.
   MotivatingExample m;
   m.g.markStepOutput(m.a[1]);
   m.g.markStepOutput(m.a[3]);
   ASSERT_TRUE(m.g.finalize());
   Plan p;
   Status st = plan(m.g, byteOptions(Policy::Coop, 110), &p);
+  ASSERT_FALSE(st);
+  EXPECT_TRUE(contains(st.message(), "below the memory floor of 111 bytes (10 "
+                                     "persistent + 40 held by values"))
+      << st.message();
+  st = plan(m.g, byteOptions(Policy::Coop, 111), &p);
   ASSERT_FALSE(st);
   EXPECT_TRUE(contains(st.message(),
                        "out of memory at op #5 'aten.big' under policy coop"))
@@ -122,6 +128,12 @@ TEST(Planner, NonePolicyFailsWhereRematerializationIsNeeded) {
   Plan p;
   Status st = plan(m.g, byteOptions(Policy::None, 110), &p);
   ASSERT_FALSE(st);
+  EXPECT_TRUE(contains(st.message(),
+                       "out of memory under policy none: the step without "
+                       "rematerialization needs 151 bytes once packed"))
+      << st.message();
+  // The simulator alone names the op where its arena ran out.
+  st = simulate(m.g, byteOptions(Policy::None, 110), &p);
   EXPECT_TRUE(contains(st.message(),
                        "out of memory at op #5 'aten.big' under policy none"))
       << st.message();
@@ -400,7 +412,7 @@ TEST(Planner, TwoEndedPlacementSeparatesClasses) {
   PlanOptions o;
   o.budgetBytes = 10 * 512;
   Plan p;
-  ASSERT_OK(planAndVerify(g, o, &p));
+  ASSERT_OK(planAndVerify(g, o, &p, simulate));
   // Arguments at the bottom, the matmul output right above them (low edge),
   // the cheap relu output at the very top (high edge); 1000 B align to 1024.
   EXPECT_EQ(findRun(p, mm)->outputs[0].offset, 1024);
@@ -408,14 +420,14 @@ TEST(Planner, TwoEndedPlacementSeparatesClasses) {
   EXPECT_EQ(findRun(p, relu)->outputs[0].offset, 10 * 512 - 1024);
 
   o.twoEndedPartitioning = false;
-  ASSERT_OK(planAndVerify(g, o, &p));
+  ASSERT_OK(planAndVerify(g, o, &p, simulate));
   EXPECT_EQ(findRun(p, relu)->outputs[0].offset, 2048);
 
   // A cost-density threshold can make the cheap-named op expensive.
   o.twoEndedPartitioning = true;
   o.expensiveKernelSubstrings.clear();
   o.expensiveCostDensity = 0.0005; // 1 us / 1000 B = 0.001 us/B
-  ASSERT_OK(planAndVerify(g, o, &p));
+  ASSERT_OK(planAndVerify(g, o, &p, simulate));
   EXPECT_EQ(findRun(p, relu)->outputs[0].offset, 2048);
 }
 
@@ -432,7 +444,7 @@ TEST(Planner, SmallTensorsUseTheirOwnRegion) {
   o.twoEndedPartitioning = false;
   o.smallRegionBytes = 4096;
   Plan p;
-  ASSERT_OK(planAndVerify(g, o, &p));
+  ASSERT_OK(planAndVerify(g, o, &p, simulate));
   EXPECT_EQ(findRun(p, tiny)->outputs[0].offset, 60 * 1024);
   EXPECT_EQ(findRun(p, large)->outputs[0].offset, 512);
 }

@@ -59,6 +59,8 @@ void checkSeed(uint64_t seed, Tally &tally) {
   o.budgetBytes = 0;
   static_cast<void>(plan(g, o, &p));
   const int64_t floor = p.stats.memoryFloorBytes;
+  // The floor is a lower bound: the step without rematerialization, packed
+  // offline, never needs less.
   ASSERT_LE(floor, peak);
 
   for (double fraction : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0}) {
@@ -82,7 +84,9 @@ void checkSeed(uint64_t seed, Tally &tally) {
         continue;
       }
       ++tally.failures;
-      EXPECT_TRUE(contains(st.message(), "out of memory at op #"))
+      EXPECT_TRUE(contains(st.message(), policy == Policy::None
+                                             ? "out of memory under policy none"
+                                             : "out of memory at op #"))
           << "seed " << seed << " " << policyName(policy) << ": "
           << st.message();
       EXPECT_FALSE(noneSucceeded)

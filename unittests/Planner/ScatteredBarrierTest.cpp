@@ -55,7 +55,7 @@ TEST(ScatteredBarriers, HugeRequestPlansAfterPackingBarriersLow) {
   options.budgetBytes = 320;
   for (Policy policy : {Policy::Coop, Policy::DTR, Policy::DTE}) {
     options.policy = policy;
-    ASSERT_OK(planAndVerify(step.g, options, &p));
+    ASSERT_OK(planAndVerify(step.g, options, &p, simulate));
     EXPECT_EQ(p.stats.memoryFloorBytes, 304);
     EXPECT_GT(p.stats.recomputeCount, 0) << policyName(policy);
     // The kept pieces were packed contiguously at the low end, next to x.
@@ -77,7 +77,7 @@ TEST(ScatteredBarriers, HugeRequestPlansAfterPackingBarriersLow) {
   // plan, the kept pieces interleaved with the spares at the high end.
   options.policy = Policy::Coop;
   options.budgetBytes = 16 + 2 * kPieces * kSmall + kHuge;
-  ASSERT_OK(planAndVerify(step.g, options, &p));
+  ASSERT_OK(planAndVerify(step.g, options, &p, simulate));
   EXPECT_EQ(p.stats.evictionCount, 0);
   EXPECT_EQ(p.arguments[0].offset, 0);
   EXPECT_EQ(p.instructions[0].outputs[0].offset,

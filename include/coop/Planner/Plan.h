@@ -1,15 +1,19 @@
 //===- Plan.h - Rematerialization plans for one arena -----------*- C++ -*-===//
 //
-// plan() replays a training step through a simulated arena of B bytes and
-// records every placement, eviction, recomputation and free as a fixed
-// instruction sequence. verifyPlan() checks such a sequence independently.
-// See docs/planner.md for the algorithm.
+// simulate() replays a training step through a simulated arena and records
+// every placement, eviction, recomputation and free as a fixed instruction
+// sequence: the online policy's plan. plan() uses the future on top of it:
+// it repacks the fixed schedule's buffers offline (Packer.h) and searches
+// the simulated arena's size for the plan that, once repacked, fits the
+// budget with the least recomputation. verifyPlan() checks any plan
+// independently. See docs/planner.md for the algorithms.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COOP_PLANNER_PLAN_H
 #define COOP_PLANNER_PLAN_H
 
 #include "coop/Planner/Graph.h"
+#include "coop/Planner/Packer.h"
 #include "coop/Planner/Status.h"
 
 #include <cstdint>
@@ -54,6 +58,15 @@ struct PlanOptions {
   /// Coop's contiguous window. Off: evict the single lowest-h(t) tensor and
   /// retry, like DTR's loop but with Coop's score.
   bool slidingWindow = true;
+
+  /// plan() repacks the schedule offline. Off: plan() is simulate(), the
+  /// online policy's plan with the online allocator's addresses.
+  bool offlinePacking = true;
+  /// plan() also simulates in arenas larger than the budget, whose plans
+  /// evict less and may still fit the budget once repacked.
+  bool searchSimulatedBudget = true;
+  /// The packer's exact-search nodes per repacked plan (PackOptions).
+  int64_t packingNodeLimit = 2000;
 };
 
 /// Bytes the arena gives a value of `bytes`: rounded up to the alignment,
@@ -115,6 +128,25 @@ struct PlanStats {
   int64_t memoryFloorBytes = 0;
   OpId memoryFloorOp = kNone;
   int64_t persistentBytes = 0;
+  /// Out of memory only: the request that found no room, and the bytes
+  /// then free or evictable. Fewer than requested: the arena lacked bytes,
+  /// not a contiguous run, and no packing of any schedule could help.
+  int64_t unplacedRequestBytes = 0;
+  int64_t reclaimableBytesAtFailure = 0;
+
+  /// plan() only. The arena the winning plan was simulated in (>= the
+  /// budget when the packing made up the difference).
+  int64_t simulatedBudgetBytes = 0;
+  /// Simulated arenas tried, and the seconds spent: simulating, and
+  /// repacking (the packer's share of that time).
+  int64_t simulatedBudgetsTried = 0;
+  double searchSeconds = 0;
+  double packingSeconds = 0;
+  /// The winning plan's packing: max-live lower bound, the method that
+  /// gave its addresses, and whether no packing of its schedule is lower.
+  int64_t packingLowerBoundBytes = 0;
+  std::string packingMethod;
+  bool packingProvedOptimal = false;
 };
 
 struct Plan {
@@ -126,14 +158,30 @@ struct Plan {
   PlanStats stats;
 };
 
-/// Plans a finalized graph. Fails when the budget is below the memory floor
-/// or the policy runs out of memory; the message names the floor or the op.
+/// The online policy's plan: replays a finalized graph through a simulated
+/// arena of exactly options.budgetBytes, addresses from its best fit. Fails
+/// when the budget is below the memory floor or the policy runs out of
+/// memory; the message names the floor or the op.
+Status simulate(const Graph &graph, const PlanOptions &options, Plan *out);
+
+/// Plans a finalized graph into options.budgetBytes: simulate() in that
+/// arena and, with options.searchSimulatedBudget, in larger ones (policy
+/// `none`: once, in an unbounded one, since its schedule does not depend
+/// on the arena), each plan's buffers repacked offline; the plan that fits
+/// the budget with the least compute overhead wins (ties: the smaller
+/// arena). Fails like simulate() when none fits.
 Status plan(const Graph &graph, const PlanOptions &options, Plan *out);
 
+/// Gives `plan` new offsets: its buffers' lifetimes packed by packBuffers(),
+/// starting from its own addresses, so the high-water mark never rises.
+/// Only offsets change.
+Status repackPlan(const Graph &graph, const PackOptions &options, Plan *plan,
+                  PackResult *packing);
+
 /// The smallest budget (a multiple of the alignment) at which plan()
-/// succeeds with these options, found by bisection between the memory floor
-/// and the sum of all allocations. Feasibility is not strictly monotone in B
-/// for a best-fit allocator, so this is the bisection's answer.
+/// succeeds with these options. For `none` with offline packing, the packed
+/// peak of its schedule; otherwise found by bisection between the memory
+/// floor and the sum of all allocations.
 Status minimumBudget(const Graph &graph, PlanOptions options,
                      int64_t *budgetBytes);
 

@@ -65,6 +65,17 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::func::FuncOp"> {
     placement of cheap and expensive tensors, recomputable in-place), `dtr`,
     `dte` (the baselines), and `none` (no rematerialization).
 
+    Every policy's schedule is then repacked offline (`pack`, default on):
+    with the whole schedule fixed, every buffer's lifetime is known, and an
+    offline packer (several greedy orders, then a bounded exact search)
+    gives new offsets far tighter than the simulator's online best fit. A
+    policy may be simulated in an arena larger than the budget
+    (`search-budget`) when its repacked plan still fits the budget: it then
+    evicts and recomputes less. `none` is simulated once, in an unbounded
+    arena, and packed as low as the packer goes: that is the arena `ratio`
+    is a fraction of. `pack=false` gives the online policy's own plan, the
+    paper's reproduction.
+
     Input (budget=2048, alignment=512; `%h` must make room for `%b`):
 
     ```mlir
@@ -112,6 +123,15 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::func::FuncOp"> {
     Option<"smallRegion", "small-region", "int64_t", /*default=*/"0",
            "Bytes reserved at the top of the arena for tensors of at most "
            "10 KiB, which eviction never scans (0: none)">,
+    Option<"pack", "pack", "bool", /*default=*/"true",
+           "Repack the plan's buffers offline (false: the simulator's online "
+           "best-fit addresses, as in the paper)">,
+    Option<"searchBudget", "search-budget", "bool", /*default=*/"true",
+           "With pack: also simulate in arenas larger than the budget and "
+           "keep the least-overhead plan that fits once repacked">,
+    Option<"packNodes", "pack-nodes", "int64_t", /*default=*/"2000",
+           "Nodes the packer's exact search may visit per repacked plan "
+           "(0: greedy orders only)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Print the plan's figures to standard output">,
     Option<"svg", "svg", "std::string", /*default=*/"\"\"",

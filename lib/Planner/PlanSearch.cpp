@@ -1,0 +1,275 @@
+//===- PlanSearch.cpp - Plans that use the fixed schedule's future --------===//
+//
+// A simulated plan fixes the schedule; its buffers' lifetimes are then known
+// and can be packed offline tighter than the simulator's online best fit.
+// So a plan simulated in an arena larger than the budget, which evicts and
+// recomputes less, may still fit the budget once repacked. plan() searches
+// that simulated arena: the budget itself, an unbounded arena (the schedule
+// without evictions), then steps growing from 1/512 of the budget until a
+// repacked plan no longer fits (a packing removes fragmentation, a few
+// percent, never live bytes), then a bisection of the last step; the
+// fitting plan with the least overhead wins.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coop/Planner/Plan.h"
+
+#include <chrono>
+#include <limits>
+
+namespace coop::planner {
+namespace {
+
+/// An arena no plan can run out of: every value and workspace at once.
+int64_t unboundedBudget(const Graph &graph, int64_t alignment) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 2;
+  int64_t total = 0;
+  auto add = [&](int64_t bytes) {
+    total = std::min(kMax, total + std::min(kMax, allocationSize(bytes, alignment)));
+  };
+  for (const Tensor &t : graph.tensors)
+    add(t.bytes);
+  for (const Op &op : graph.ops)
+    add(op.workspaceBytes);
+  return total / alignment * alignment;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+/// Runs the candidates of one plan() call and keeps the best that fits.
+class SimulatedBudgetSearch {
+public:
+  SimulatedBudgetSearch(const Graph &graph, const PlanOptions &options)
+      : graph_(graph), options_(options) {
+    packing_.alignment = options.alignment;
+    packing_.searchNodeLimit = options.packingNodeLimit;
+    // The ratio's denominator, `none`'s arena, is packed as low as it
+    // goes; any other plan only needs to fit.
+    if (options.policy != Policy::None)
+      packing_.targetPeak = options.budgetBytes;
+  }
+
+  enum class Outcome { Fits, TooLarge, SimulationFailed };
+
+  /// Simulates in an arena of `simulated` bytes and repacks the plan.
+  Outcome tryArena(int64_t simulated);
+  bool found() const { return found_; }
+  /// The simulator's error at the first arena tried, or a repacking error.
+  const Status &firstError() const { return firstError_; }
+  const Plan &firstPlan() const { return firstPlan_; }
+  /// Moves the winning plan out, with the search's figures.
+  void take(Plan *out, std::chrono::steady_clock::time_point start);
+  bool bestRecomputesNothing() const {
+    return found_ && best_.stats.recomputeCount == 0;
+  }
+
+private:
+  bool better(const Plan &a, const Plan &b) const;
+
+  const Graph &graph_;
+  const PlanOptions &options_;
+  PackOptions packing_;
+  Plan best_, firstPlan_;
+  bool found_ = false;
+  Status firstError_ = Status::ok();
+  int64_t tried_ = 0;
+  double packingSeconds_ = 0;
+};
+
+bool SimulatedBudgetSearch::better(const Plan &a, const Plan &b) const {
+  const PlanStats &x = a.stats, &y = b.stats;
+  if (x.executedCostUs != y.executedCostUs)
+    return x.executedCostUs < y.executedCostUs;
+  if (x.recomputeCount != y.recomputeCount)
+    return x.recomputeCount < y.recomputeCount;
+  if (x.addressHighWater != y.addressHighWater)
+    return x.addressHighWater < y.addressHighWater;
+  return x.simulatedBudgetBytes < y.simulatedBudgetBytes;
+}
+
+SimulatedBudgetSearch::Outcome
+SimulatedBudgetSearch::tryArena(int64_t simulated) {
+  PlanOptions options = options_;
+  options.budgetBytes = simulated;
+  Plan candidate;
+  Status st = simulate(graph_, options, &candidate);
+  PackResult packing;
+  // No packing goes below the bytes live at once: spare the packer a plan
+  // that cannot fit (`none` is packed anyway: its arena is the answer).
+  const bool hopeless = options_.policy != Policy::None &&
+                        candidate.stats.peakAllocatedBytes > options_.budgetBytes;
+  if (st && hopeless)
+    packing.peak = candidate.stats.peakAllocatedBytes;
+  if (st && !hopeless) {
+    const auto start = std::chrono::steady_clock::now();
+    st = repackPlan(graph_, packing_, &candidate, &packing);
+    packingSeconds_ += secondsSince(start);
+    PlanStats &stats = candidate.stats;
+    stats.addressHighWater = packing.peak;
+    stats.simulatedBudgetBytes = simulated;
+    stats.packingLowerBoundBytes = packing.lowerBound;
+    stats.packingMethod = packing.method;
+    stats.packingProvedOptimal = packing.provedOptimal;
+  }
+  if (tried_++ == 0) {
+    firstError_ = st;
+    firstPlan_ = candidate;
+  }
+  if (!st)
+    return Outcome::SimulationFailed;
+  if (packing.peak > options_.budgetBytes)
+    return Outcome::TooLarge;
+  candidate.budgetBytes = options_.budgetBytes;
+  if (!found_ || better(candidate, best_))
+    best_ = std::move(candidate);
+  found_ = true;
+  return Outcome::Fits;
+}
+
+void SimulatedBudgetSearch::take(Plan *out,
+                                 std::chrono::steady_clock::time_point start) {
+  *out = std::move(best_);
+  out->stats.simulatedBudgetsTried = tried_;
+  out->stats.packingSeconds = packingSeconds_;
+  out->stats.searchSeconds = secondsSince(start);
+}
+
+} // namespace
+
+Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
+  if (!options.offlinePacking)
+    return simulate(graph, options, out);
+  if (options.alignment <= 0)
+    return Status::error("alignment must be positive");
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t budget = options.budgetBytes;
+  const int64_t align = options.alignment;
+  const int64_t unbounded =
+      std::max(unboundedBudget(graph, align), budget / align * align);
+  SimulatedBudgetSearch search(graph, options);
+
+  if (options.policy == Policy::None) {
+    // Its schedule does not depend on the arena: simulate once, unbounded.
+    search.tryArena(unbounded);
+    if (search.found()) {
+      search.take(out, start);
+      return Status::ok();
+    }
+    const PlanStats &stats = search.firstPlan().stats;
+    if (!search.firstError() || budget < stats.memoryFloorBytes) {
+      // The simulator's message: an internal error, or the floor's.
+      Status st = search.firstError();
+      if (st)
+        st = simulate(graph, options, out);
+      return st;
+    }
+    *out = search.firstPlan();
+    return Status::error(
+        "out of memory under policy none: the step without "
+        "rematerialization needs " +
+        std::to_string(stats.addressHighWater) +
+        " bytes once packed offline (" +
+        std::to_string(stats.peakAllocatedBytes) +
+        " bytes live at once), more than the budget of " +
+        std::to_string(budget) + " bytes");
+  }
+
+  using Outcome = SimulatedBudgetSearch::Outcome;
+  const Outcome atBudget = search.tryArena(budget);
+  if (budget < search.firstPlan().stats.memoryFloorBytes) {
+    *out = search.firstPlan();
+    return search.firstError(); // names the floor
+  }
+  // When the simulator ran short of bytes, not of a contiguous run, a
+  // larger arena only keeps more live: no packing brings that back.
+  const PlanStats &first = search.firstPlan().stats;
+  const bool shortOfBytes = atBudget == Outcome::SimulationFailed &&
+                            first.reclaimableBytesAtFailure <
+                                first.unplacedRequestBytes;
+  // The schedule without evictions, simulated in an unbounded arena, is
+  // `none`'s: when it fits once packed, nothing recomputes less.
+  if (options.searchSimulatedBudget && !search.bestRecomputesNothing())
+    search.tryArena(unbounded);
+  if (options.searchSimulatedBudget && !shortOfBytes &&
+      !search.bestRecomputesNothing()) {
+    // Grow the simulated arena by 1/512, 1/256, ... 1/16 of the budget
+    // until a repacked plan no longer fits, then bisect the last step. A
+    // simulation that fails costs the most (every replay series): after
+    // one at the budget, start at 1/32 and stop at the next.
+    int64_t fits = atBudget == Outcome::Fits ? budget : 0, tooLarge = 0;
+    bool failed = atBudget == Outcome::SimulationFailed;
+    for (int64_t step = std::max<int64_t>(budget / (failed ? 32 : 512), align);
+         step <= std::max<int64_t>(budget / 16, align) &&
+         !search.bestRecomputesNothing();
+         step *= 2) {
+      const int64_t simulated =
+          std::min(unbounded, (budget + step) / align * align);
+      const Outcome outcome = search.tryArena(simulated);
+      if (outcome == Outcome::Fits)
+        fits = simulated;
+      if (outcome == Outcome::TooLarge)
+        tooLarge = simulated;
+      if (outcome == Outcome::TooLarge ||
+          (outcome == Outcome::SimulationFailed && failed) ||
+          simulated >= unbounded)
+        break;
+      failed |= outcome == Outcome::SimulationFailed;
+    }
+    // Refine only where growing helped, or where the budget itself failed.
+    const bool refine = fits > budget || atBudget != Outcome::Fits;
+    for (int64_t lo = std::max(fits, budget), hi = tooLarge, round = 0;
+         refine && hi > 0 && round < 3 && hi - lo > align &&
+         !search.bestRecomputesNothing();
+         ++round) {
+      const int64_t mid = (lo + (hi - lo) / 2) / align * align;
+      const Outcome outcome = search.tryArena(mid);
+      if (outcome == Outcome::SimulationFailed)
+        break;
+      (outcome == Outcome::TooLarge ? hi : lo) = mid;
+    }
+  }
+  if (!search.found()) {
+    *out = search.firstPlan();
+    return search.firstError();
+  }
+  search.take(out, start);
+  return Status::ok();
+}
+
+Status minimumBudget(const Graph &graph, PlanOptions options,
+                     int64_t *budgetBytes) {
+  Plan scratch;
+  const int64_t align = std::max<int64_t>(options.alignment, 1);
+  if (options.policy == Policy::None && options.offlinePacking) {
+    options.budgetBytes = unboundedBudget(graph, align);
+    if (Status st = plan(graph, options, &scratch); !st)
+      return st;
+    *budgetBytes = (scratch.stats.addressHighWater + align - 1) / align * align;
+    return Status::ok();
+  }
+  // A zero budget fails at the floor check, after the floor is recorded.
+  options.budgetBytes = 0;
+  static_cast<void>(simulate(graph, options, &scratch));
+  int64_t lo = scratch.stats.memoryFloorBytes / align; // in alignment units
+  int64_t hi = unboundedBudget(graph, align) / align + lo;
+  options.budgetBytes = hi * align;
+  if (Status st = plan(graph, options, &scratch); !st)
+    return st;
+  // Invariant: hi succeeds; lo - 1 is known or assumed to fail.
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    options.budgetBytes = mid * align;
+    if (plan(graph, options, &scratch))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  *budgetBytes = hi * align;
+  return Status::ok();
+}
+
+} // namespace coop::planner
