@@ -7,8 +7,8 @@
 // that simulated arena: the budget itself, an unbounded arena (the schedule
 // without evictions), then steps growing from 1/512 of the budget until a
 // repacked plan no longer fits (a packing removes fragmentation, a few
-// percent, never live bytes), then a bisection of the last step; the
-// fitting plan with the least overhead wins.
+// percent, never live bytes), then a bisection of the last step, then a few
+// arenas below the budget; the fitting plan with the least overhead wins.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,8 +55,9 @@ public:
 
   enum class Outcome { Fits, TooLarge, SimulationFailed };
 
-  /// Simulates in an arena of `simulated` bytes and repacks the plan.
-  Outcome tryArena(int64_t simulated);
+  /// Simulates in an arena of `simulated` bytes and repacks the plan;
+  /// without `rescue`, a failed simulation is not replayed.
+  Outcome tryArena(int64_t simulated, bool rescue = true);
   bool found() const { return found_; }
   /// The simulator's error at the first arena tried, or a repacking error.
   const Status &firstError() const { return firstError_; }
@@ -92,9 +93,10 @@ bool SimulatedBudgetSearch::better(const Plan &a, const Plan &b) const {
 }
 
 SimulatedBudgetSearch::Outcome
-SimulatedBudgetSearch::tryArena(int64_t simulated) {
+SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
   PlanOptions options = options_;
   options.budgetBytes = simulated;
+  options.learnFromFailures &= rescue;
   Plan candidate;
   Status st = simulate(graph_, options, &candidate);
   PackResult packing;
@@ -232,6 +234,19 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
       (outcome == Outcome::TooLarge ? hi : lo) = mid;
     }
   }
+  // A plan for a smaller arena is a plan for this budget too, and the
+  // simulator is not monotone in its arena (a tighter one may evict other
+  // values and recompute less): keep the best of a few below the budget,
+  // so a larger budget is rarely worse than a smaller one. Only plans the
+  // simulator finds at once: rescuing failures there costs too much.
+  if (options.searchSimulatedBudget && !search.bestRecomputesNothing())
+    for (int64_t fraction : {16, 8, 4}) {
+      const int64_t simulated = (budget - budget / fraction) / align * align;
+      if (simulated < first.memoryFloorBytes ||
+          search.tryArena(simulated, /*rescue=*/false) ==
+              Outcome::SimulationFailed)
+        break;
+    }
   if (!search.found()) {
     *out = search.firstPlan();
     return search.firstError();

@@ -1152,7 +1152,8 @@ Status replay(const Graph &graph, const PlanOptions &options,
           retainUntil[value] = until;
           learned = true;
         }
-    if (!learned || attempt + 1 >= kMaxReplays || failed == kNone)
+    if (!learned || attempt + 1 >= kMaxReplays || failed == kNone ||
+        !options.learnFromFailures)
       return first;
   }
 }
@@ -1166,7 +1167,7 @@ Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
   // op, and repeat while that adds something new. A budget that plans on
   // the first replay gives exactly the plain policy's plan.
   Status first = replay(graph, options, ReplayLessons(), out);
-  if (first || options.policy == Policy::None ||
+  if (first || options.policy == Policy::None || !options.learnFromFailures ||
       first.message().rfind("out of memory", 0) != 0)
     return first;
   // Then a second series that also learns where the failure's barriers

@@ -35,10 +35,10 @@ struct MotivatingExample {
       g.addOp("aten.use", {a[i], big}, {1}, {}, 1.0);
     EXPECT_TRUE(g.finalize());
   }
-  /// What the plan evicts to make room for X.
+  /// What the simulator evicts to make room for X.
   std::vector<TensorId> evictedForBig(const PlanOptions &options) {
     Plan p;
-    Status st = planAndVerify(g, options, &p);
+    Status st = planAndVerify(g, options, &p, simulate);
     EXPECT_TRUE(st) << st.message();
     return evictedBeforeRun(p, makeBig);
   }
@@ -53,7 +53,7 @@ struct MotivatingExample {
 TEST(Planner, MotivatingExampleWindowEvictsOneContiguousRun) {
   MotivatingExample m;
   Plan p;
-  ASSERT_OK(planAndVerify(m.g, byteOptions(Policy::Coop, 110), &p));
+  ASSERT_OK(planAndVerify(m.g, byteOptions(Policy::Coop, 110), &p, simulate));
   EXPECT_EQ(evictedBeforeRun(p, m.makeBig), m.tensors({0, 1}));
   const Instruction *run = findRun(p, m.makeBig);
   ASSERT_NE(run, nullptr);

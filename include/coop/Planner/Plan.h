@@ -59,6 +59,11 @@ struct PlanOptions {
   /// retry, like DTR's loop but with Coop's score.
   bool slidingWindow = true;
 
+  /// simulate() replays a failed simulation with what it learned (four
+  /// series of up to 64 replays, see docs/planner.md). Off: the first
+  /// failure is final (cheap, for a search that has other candidates).
+  bool learnFromFailures = true;
+
   /// plan() repacks the schedule offline. Off: plan() is simulate(), the
   /// online policy's plan with the online allocator's addresses.
   bool offlinePacking = true;
