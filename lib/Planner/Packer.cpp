@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -25,6 +26,10 @@
 
 namespace coop::planner {
 namespace {
+
+/// Beyond this many pairs of buffers that overlap in time (16 bytes each
+/// when listed), a part is packed without listing them.
+constexpr int64_t kMaxListedOverlaps = 20'000'000;
 
 std::string describeBuffer(const std::vector<PackBuffer> &buffers, size_t i) {
   const PackBuffer &b = buffers[i];
@@ -212,14 +217,79 @@ struct Contention {
   }
 };
 
+/// Pairs of buffers that overlap in time, counted without listing them.
+int64_t countOverlaps(const Part &p) {
+  std::vector<int64_t> starting(p.sections + 1, 0), ending(p.sections + 1, 0);
+  for (size_t i = 0; i < p.size.size(); ++i) {
+    ++starting[p.begin[i]];
+    ++ending[p.end[i] + 1];
+  }
+  // Each buffer overlaps those alive when it starts, counted once.
+  int64_t pairs = 0, alive = 0;
+  for (int32_t s = 0; s < p.sections; ++s) {
+    alive -= ending[s];
+    pairs += starting[s] * alive + starting[s] * (starting[s] - 1) / 2;
+    alive += starting[s];
+  }
+  return pairs;
+}
+
+/// Drops the buffers in `order` straight down onto the skyline of those
+/// placed before them: each lands on the highest top alive in its
+/// sections. In order of an initial packing's offsets this moves no buffer
+/// up; time O(n log n) with a segment tree over the sections.
+Packing dropOntoSkyline(const Part &p, const std::vector<int32_t> &order) {
+  int32_t leaves = 1;
+  while (leaves < p.sections)
+    leaves *= 2;
+  // Max of the skyline below each node; a pending level set on all of it.
+  std::vector<int64_t> top(2 * leaves, 0), pending(2 * leaves, -1);
+  auto push = [&](int32_t node) {
+    if (pending[node] < 0)
+      return;
+    for (int32_t child : {2 * node, 2 * node + 1})
+      top[child] = pending[child] = pending[node];
+    pending[node] = -1;
+  };
+  // Highest top in [lo, hi], or, with `level` >= 0, sets it to `level`.
+  std::function<int64_t(int32_t, int32_t, int32_t, int32_t, int32_t,
+                        int64_t)>
+      visit = [&](int32_t node, int32_t from, int32_t to, int32_t lo,
+                  int32_t hi, int64_t level) -> int64_t {
+    if (hi < from || to < lo)
+      return 0;
+    if (lo <= from && to <= hi) {
+      if (level >= 0)
+        top[node] = pending[node] = level;
+      return top[node];
+    }
+    push(node);
+    const int32_t mid = (from + to) / 2;
+    const int64_t highest =
+        std::max(visit(2 * node, from, mid, lo, hi, level),
+                 visit(2 * node + 1, mid + 1, to, lo, hi, level));
+    top[node] = std::max(top[2 * node], top[2 * node + 1]);
+    return highest;
+  };
+  Packing result;
+  result.offset.assign(p.size.size(), 0);
+  for (int32_t b : order) {
+    const int64_t at = visit(1, 0, leaves - 1, p.begin[b], p.end[b], -1);
+    visit(1, 0, leaves - 1, p.begin[b], p.end[b], at + p.size[b]);
+    result.offset[b] = at;
+    result.peak = std::max(result.peak, at + p.size[b]);
+  }
+  return result;
+}
+
 /// The best of the greedy orders of the published offline allocators, and
 /// of the initial packing's order when there is one. A large part gets the
-/// initial order and the first three only: each order costs time linear in
-/// the pairs of buffers that overlap in time.
+/// initial order and the first three only, and a part whose overlapping
+/// pairs are too many to list (each order costs time linear in them) is
+/// dropped onto its skyline in the initial order, or by size.
 Packing packByGreedyOrders(const Part &p, const Contention &contention,
                            const std::vector<int64_t> *initial, bool large) {
   const size_t n = p.size.size();
-  const Overlaps overlaps(p);
   auto length = [&](int32_t i) { return int64_t(p.end[i]) - p.begin[i]; };
   auto sorted = [&](auto before) {
     std::vector<int32_t> order(n);
@@ -286,6 +356,12 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
                           false});
   if (large)
     candidates.resize(initial ? 4 : 3);
+  if (countOverlaps(p) > kMaxListedOverlaps) {
+    Packing dropped = dropOntoSkyline(p, candidates.front().order);
+    dropped.method = initial ? "dropped-initial" : "dropped-by-size";
+    return dropped;
+  }
+  const Overlaps overlaps(p);
   Packing best;
   best.peak = std::numeric_limits<int64_t>::max();
   for (const Candidate &c : candidates) {

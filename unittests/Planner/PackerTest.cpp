@@ -159,6 +159,31 @@ TEST(PackerTest, CheckPackingRejectsBadOffsets) {
   EXPECT_FALSE(checkPacking(buffers, {0}, 8));
 }
 
+// Thousands of buffers alive at once: too many overlapping pairs to list,
+// so the packer drops them onto the skyline instead, in the initial
+// packing's order (never higher than it) or by size.
+TEST(PackerTest, CrowdedSetsAreDroppedOntoTheSkyline) {
+  std::vector<PackBuffer> buffers;
+  uint64_t state = 12345;
+  auto next = [&](int64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return int64_t((state >> 33) % uint64_t(bound));
+  };
+  for (int i = 0; i < 8000; ++i) // all alive at instruction 5000
+    buffers.push_back({next(5000), 5000 + next(5000), 1 + next(64)});
+  PackResult online, bySize, fromOnline;
+  ASSERT_OK(packBestFitOnline(buffers, 1, &online));
+  PackOptions options;
+  ASSERT_OK(packBuffers(buffers, options, &bySize));
+  EXPECT_EQ(bySize.method, "dropped-by-size");
+  EXPECT_OK(checkPacking(buffers, bySize.offsets, 1));
+  EXPECT_GE(bySize.peak, bySize.lowerBound);
+  ASSERT_OK(packBuffers(buffers, options, &fromOnline, &online.offsets));
+  EXPECT_EQ(fromOnline.method, "dropped-initial");
+  EXPECT_OK(checkPacking(buffers, fromOnline.offsets, 1));
+  EXPECT_LE(fromOnline.peak, online.peak);
+}
+
 TEST(IntervalGeneratorTest, SameSeedSameSet) {
   for (IntervalKind kind : kIntervalKinds) {
     IntervalShape shape;
