@@ -1,8 +1,11 @@
 //===- PlannerBench.cpp - Planning time per policy and graph size ---------===//
 //
-// BM_Plan10k: one plan of a generated ~10,000-op training step per policy,
-// at 0.7 of its no-rematerialization live peak.
-// BM_CoopScaling: the same at 1k..100k ops; the `ns_per_piece` counter
+// BM_Plan10k: one simulated plan (simulate(), the online policy) of a
+// generated ~10,000-op training step per policy, at 0.7 of its
+// no-rematerialization live peak.
+// BM_PlanSearch10k: the same with plan(): the simulated arenas it searches,
+// each plan repacked offline.
+// BM_CoopScaling: simulate() at 1k..100k ops; the `ns_per_piece` counter
 // (eviction-search time / pieces scanned) stays flat when each window
 // search is linear in the number of pieces.
 //
@@ -48,8 +51,10 @@ const Workload &workload(int32_t ops) {
   return *slot;
 }
 
-void planOnce(benchmark::State &state, Policy policy, int32_t ops,
-              double ratio) {
+using PlanFunction = Status (*)(const Graph &, const PlanOptions &, Plan *);
+
+void planOnce(benchmark::State &state, PlanFunction planner, Policy policy,
+              int32_t ops, double ratio) {
   const Workload &w = workload(ops);
   if (!w.error.empty()) {
     state.SkipWithError(w.error.c_str());
@@ -60,7 +65,7 @@ void planOnce(benchmark::State &state, Policy policy, int32_t ops,
   o.budgetBytes = int64_t(ratio * double(w.livePeak));
   Plan p;
   for (auto _ : state) {
-    Status st = plan(w.graph, o, &p);
+    Status st = planner(w.graph, o, &p);
     if (!st) {
       state.SkipWithError(st.message().c_str());
       return;
@@ -88,7 +93,8 @@ constexpr double kRatio10k = 0.7;
 constexpr double kScalingRatio = 0.8;
 
 void BM_Plan10k(benchmark::State &state) {
-  planOnce(state, static_cast<Policy>(state.range(0)), 10000, kRatio10k);
+  planOnce(state, simulate, static_cast<Policy>(state.range(0)), 10000,
+           kRatio10k);
   state.SetLabel(policyName(static_cast<Policy>(state.range(0))));
 }
 BENCHMARK(BM_Plan10k)
@@ -97,8 +103,20 @@ BENCHMARK(BM_Plan10k)
     ->Arg(int(Policy::DTE))
     ->Unit(benchmark::kMillisecond);
 
+void BM_PlanSearch10k(benchmark::State &state) {
+  planOnce(state, plan, static_cast<Policy>(state.range(0)), 10000,
+           kRatio10k);
+  state.SetLabel(policyName(static_cast<Policy>(state.range(0))));
+}
+BENCHMARK(BM_PlanSearch10k)
+    ->Arg(int(Policy::Coop))
+    ->Arg(int(Policy::DTR))
+    ->Arg(int(Policy::DTE))
+    ->Unit(benchmark::kMillisecond);
+
 void BM_CoopScaling(benchmark::State &state) {
-  planOnce(state, Policy::Coop, int32_t(state.range(0)), kScalingRatio);
+  planOnce(state, simulate, Policy::Coop, int32_t(state.range(0)),
+           kScalingRatio);
 }
 BENCHMARK(BM_CoopScaling)
     ->Arg(1000)
