@@ -12,6 +12,8 @@
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB" --coop-plan-memory="budget=1MiB" 2>&1 | FileCheck %s --check-prefix=AGAIN
 // AGAIN: error: step is already planned
 // ALIGN: error: alignment must be positive, got 0
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB pack-nodes=-3" 2>&1 | FileCheck %s --check-prefix=NODES
+// NODES: error: pack-nodes must be non-negative, got -3
 
 // The floor is x (512) + the working set of op #3, {a, b, c} = 2048 bytes.
 // RUN: not coop-opt %s --coop-plan-memory="budget=1KiB" 2>&1 | FileCheck %s --check-prefix=FLOOR
