@@ -96,15 +96,11 @@ TEST(PlanSearch, NeverWorseThanTheSimulator) {
     shape.batchNormProbability = seed % 3 == 0 ? 0.5 : 0.0;
     ASSERT_OK(generateTrainingGraph(seed, shape, &g));
     PlanOptions o;
-    o.policy = Policy::None;
-    int64_t none = 0;
-    ASSERT_OK(minimumBudget(g, o, &none));
-    Plan probe;
-    o.budgetBytes = 0;
-    static_cast<void>(plan(g, o, &probe));
-    const int64_t floor = probe.stats.memoryFloorBytes;
+    StepBounds bounds;
+    ASSERT_OK(stepBounds(g, o, &bounds));
     for (double fraction : {0.1, 0.4, 0.7}) {
-      o.budgetBytes = floor + int64_t(fraction * double(none - floor));
+      o.budgetBytes =
+          bounds.floor + int64_t(fraction * double(bounds.none - bounds.floor));
       for (Policy policy : {Policy::Coop, Policy::DTR}) {
         o.policy = policy;
         Plan online, packed;

@@ -51,6 +51,24 @@ inline Status planAndVerify(const Graph &graph, const PlanOptions &options,
   return st;
 }
 
+/// The memory floor of `graph` and the arena `none` needs (its minimum
+/// budget), under `options` but for the policy.
+struct StepBounds {
+  int64_t floor = 0;
+  int64_t none = 0;
+};
+inline Status stepBounds(const Graph &graph, PlanOptions options,
+                         StepBounds *out) {
+  options.policy = Policy::None;
+  if (Status st = minimumBudget(graph, options, &out->none); !st)
+    return st;
+  Plan probe;
+  options.budgetBytes = 0; // fails at the floor check, after recording it
+  static_cast<void>(plan(graph, options, &probe));
+  out->floor = probe.stats.memoryFloorBytes;
+  return Status::ok();
+}
+
 /// The values evicted, in order, between the start of the plan and the
 /// instruction that runs `op`.
 inline std::vector<TensorId> evictedBeforeRun(const Plan &plan, OpId op) {

@@ -53,13 +53,10 @@ void checkSeed(uint64_t seed, Tally &tally) {
   Graph g;
   ASSERT_OK(generateTrainingGraph(seed, shapeFor(seed), &g));
   PlanOptions o = optionsFor(seed);
-  o.policy = Policy::None;
-  int64_t peak = 0;
-  ASSERT_OK(minimumBudget(g, o, &peak));
+  StepBounds bounds;
+  ASSERT_OK(stepBounds(g, o, &bounds));
+  const int64_t floor = bounds.floor, peak = bounds.none;
   Plan p;
-  o.budgetBytes = 0;
-  static_cast<void>(plan(g, o, &p));
-  const int64_t floor = p.stats.memoryFloorBytes;
   // The floor is a lower bound: the step without rematerialization, packed
   // offline, never needs less.
   ASSERT_LE(floor, peak);
