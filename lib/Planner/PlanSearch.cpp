@@ -55,27 +55,30 @@ public:
 
   enum class Outcome { Fits, TooLarge, SimulationFailed };
 
-  /// Simulates in an arena of `simulated` bytes and repacks the plan;
-  /// without `rescue`, a failed simulation is not replayed.
+  /// Simulates in an arena of `simulated` bytes and, unless its own
+  /// addresses already fit the budget, repacks the plan; without `rescue`,
+  /// a failed simulation is not replayed.
   Outcome tryArena(int64_t simulated, bool rescue = true);
   bool found() const { return found_; }
   /// The simulator's error at the first arena tried, or a repacking error.
   const Status &firstError() const { return firstError_; }
   const Plan &firstPlan() const { return firstPlan_; }
-  /// Moves the winning plan out, with the search's figures.
-  void take(Plan *out, std::chrono::steady_clock::time_point start);
+  /// Moves the winning plan out, repacked, with the search's figures.
+  Status take(Plan *out, std::chrono::steady_clock::time_point start);
   bool bestRecomputesNothing() const {
     return found_ && best_.stats.recomputeCount == 0;
   }
 
 private:
   bool better(const Plan &a, const Plan &b) const;
+  Status repack(Plan *plan, int64_t simulated);
 
   const Graph &graph_;
   const PlanOptions &options_;
   PackOptions packing_;
   Plan best_, firstPlan_;
   bool found_ = false;
+  bool bestRepacked_ = false;
   Status firstError_ = Status::ok();
   int64_t tried_ = 0;
   double packingSeconds_ = 0;
@@ -99,45 +102,58 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
   options.learnFromFailures &= rescue;
   Plan candidate;
   Status st = simulate(graph_, options, &candidate);
-  PackResult packing;
-  // No packing goes below the bytes live at once: spare the packer a plan
-  // that cannot fit (`none` is packed anyway: its arena is the answer).
+  candidate.stats.simulatedBudgetBytes = simulated;
+  // Only a plan whose own addresses do not fit needs packing to be judged
+  // (the winner is repacked in take()); none that keeps more bytes live at
+  // once than the budget can fit. `none` is always packed: its arena is
+  // the answer.
+  const bool fitsAsIs = options_.policy != Policy::None &&
+                        candidate.stats.addressHighWater <= options_.budgetBytes;
   const bool hopeless = options_.policy != Policy::None &&
                         candidate.stats.peakAllocatedBytes > options_.budgetBytes;
-  if (st && hopeless)
-    packing.peak = candidate.stats.peakAllocatedBytes;
-  if (st && !hopeless) {
-    const auto start = std::chrono::steady_clock::now();
-    st = repackPlan(graph_, packing_, &candidate, &packing);
-    packingSeconds_ += secondsSince(start);
-    PlanStats &stats = candidate.stats;
-    stats.addressHighWater = packing.peak;
-    stats.simulatedBudgetBytes = simulated;
-    stats.packingLowerBoundBytes = packing.lowerBound;
-    stats.packingMethod = packing.method;
-    stats.packingProvedOptimal = packing.provedOptimal;
-  }
+  if (st && !fitsAsIs && !hopeless)
+    st = repack(&candidate, simulated);
   if (tried_++ == 0) {
     firstError_ = st;
     firstPlan_ = candidate;
   }
   if (!st)
     return Outcome::SimulationFailed;
-  if (packing.peak > options_.budgetBytes)
+  if (hopeless || candidate.stats.addressHighWater > options_.budgetBytes)
     return Outcome::TooLarge;
   candidate.budgetBytes = options_.budgetBytes;
-  if (!found_ || better(candidate, best_))
+  if (!found_ || better(candidate, best_)) {
     best_ = std::move(candidate);
+    bestRepacked_ = !fitsAsIs;
+  }
   found_ = true;
   return Outcome::Fits;
 }
 
-void SimulatedBudgetSearch::take(Plan *out,
-                                 std::chrono::steady_clock::time_point start) {
+Status SimulatedBudgetSearch::repack(Plan *plan, int64_t simulated) {
+  const auto start = std::chrono::steady_clock::now();
+  PackResult packing;
+  Status st = repackPlan(graph_, packing_, plan, &packing);
+  packingSeconds_ += secondsSince(start);
+  PlanStats &stats = plan->stats;
+  stats.addressHighWater = packing.peak;
+  stats.simulatedBudgetBytes = simulated;
+  stats.packingLowerBoundBytes = packing.lowerBound;
+  stats.packingMethod = packing.method;
+  stats.packingProvedOptimal = packing.provedOptimal;
+  return st;
+}
+
+Status SimulatedBudgetSearch::take(
+    Plan *out, std::chrono::steady_clock::time_point start) {
+  if (!bestRepacked_)
+    if (Status st = repack(&best_, best_.stats.simulatedBudgetBytes); !st)
+      return st;
   *out = std::move(best_);
   out->stats.simulatedBudgetsTried = tried_;
   out->stats.packingSeconds = packingSeconds_;
   out->stats.searchSeconds = secondsSince(start);
+  return Status::ok();
 }
 
 } // namespace
@@ -157,10 +173,8 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
   if (options.policy == Policy::None) {
     // Its schedule does not depend on the arena: simulate once, unbounded.
     search.tryArena(unbounded);
-    if (search.found()) {
-      search.take(out, start);
-      return Status::ok();
-    }
+    if (search.found())
+      return search.take(out, start);
     const PlanStats &stats = search.firstPlan().stats;
     if (!search.firstError() || budget < stats.memoryFloorBytes) {
       // The simulator's message: an internal error, or the floor's.
@@ -251,8 +265,7 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
     *out = search.firstPlan();
     return search.firstError();
   }
-  search.take(out, start);
-  return Status::ok();
+  return search.take(out, start);
 }
 
 Status minimumBudget(const Graph &graph, PlanOptions options,
