@@ -64,14 +64,14 @@ public:
   const Status &firstError() const { return firstError_; }
   const Plan &firstPlan() const { return firstPlan_; }
   /// Moves the winning plan out, repacked, with the search's figures.
-  Status take(Plan *out, std::chrono::steady_clock::time_point start);
+  Status take(Plan *out);
   bool bestRecomputesNothing() const {
     return found_ && best_.stats.recomputeCount == 0;
   }
 
 private:
   bool better(const Plan &a, const Plan &b) const;
-  Status repack(Plan *plan, int64_t simulated);
+  Status repack(Plan *plan);
 
   const Graph &graph_;
   const PlanOptions &options_;
@@ -112,7 +112,7 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
   const bool hopeless = options_.policy != Policy::None &&
                         candidate.stats.peakAllocatedBytes > options_.budgetBytes;
   if (st && !fitsAsIs && !hopeless)
-    st = repack(&candidate, simulated);
+    st = repack(&candidate);
   if (tried_++ == 0) {
     firstError_ = st;
     firstPlan_ = candidate;
@@ -130,29 +130,26 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
   return Outcome::Fits;
 }
 
-Status SimulatedBudgetSearch::repack(Plan *plan, int64_t simulated) {
+Status SimulatedBudgetSearch::repack(Plan *plan) {
   const auto start = std::chrono::steady_clock::now();
   PackResult packing;
   Status st = repackPlan(graph_, packing_, plan, &packing);
   packingSeconds_ += secondsSince(start);
   PlanStats &stats = plan->stats;
   stats.addressHighWater = packing.peak;
-  stats.simulatedBudgetBytes = simulated;
   stats.packingLowerBoundBytes = packing.lowerBound;
   stats.packingMethod = packing.method;
   stats.packingProvedOptimal = packing.provedOptimal;
   return st;
 }
 
-Status SimulatedBudgetSearch::take(
-    Plan *out, std::chrono::steady_clock::time_point start) {
+Status SimulatedBudgetSearch::take(Plan *out) {
   if (!bestRepacked_)
-    if (Status st = repack(&best_, best_.stats.simulatedBudgetBytes); !st)
+    if (Status st = repack(&best_); !st)
       return st;
   *out = std::move(best_);
   out->stats.simulatedBudgetsTried = tried_;
   out->stats.packingSeconds = packingSeconds_;
-  out->stats.searchSeconds = secondsSince(start);
   return Status::ok();
 }
 
@@ -163,7 +160,6 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
     return simulate(graph, options, out);
   if (options.alignment <= 0)
     return Status::error("alignment must be positive");
-  const auto start = std::chrono::steady_clock::now();
   const int64_t budget = options.budgetBytes;
   const int64_t align = options.alignment;
   const int64_t unbounded =
@@ -174,15 +170,12 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
     // Its schedule does not depend on the arena: simulate once, unbounded.
     search.tryArena(unbounded);
     if (search.found())
-      return search.take(out, start);
+      return search.take(out);
+    if (!search.firstError())
+      return search.firstError(); // an internal error
     const PlanStats &stats = search.firstPlan().stats;
-    if (!search.firstError() || budget < stats.memoryFloorBytes) {
-      // The simulator's message: an internal error, or the floor's.
-      Status st = search.firstError();
-      if (st)
-        st = simulate(graph, options, out);
-      return st;
-    }
+    if (budget < stats.memoryFloorBytes)
+      return simulate(graph, options, out); // names the floor
     *out = search.firstPlan();
     return Status::error(
         "out of memory under policy none: the step without "
@@ -265,7 +258,7 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
     *out = search.firstPlan();
     return search.firstError();
   }
-  return search.take(out, start);
+  return search.take(out);
 }
 
 Status minimumBudget(const Graph &graph, PlanOptions options,

@@ -142,10 +142,8 @@ struct PlanStats {
   /// plan() only. The arena the winning plan was simulated in (>= the
   /// budget when the packing made up the difference).
   int64_t simulatedBudgetBytes = 0;
-  /// Simulated arenas tried, and the seconds spent: simulating, and
-  /// repacking (the packer's share of that time).
+  /// Simulated arenas tried, and the seconds spent repacking plans.
   int64_t simulatedBudgetsTried = 0;
-  double searchSeconds = 0;
   double packingSeconds = 0;
   /// The winning plan's packing: max-live lower bound, the method that
   /// gave its addresses, and whether no packing of its schedule is lower.
