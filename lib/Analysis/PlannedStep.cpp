@@ -27,7 +27,8 @@ void PlannedStep::fail(Location loc, std::string message) {
 }
 
 void PlannedStep::read(func::FuncOp func) {
-  auto summary = func->getAttrOfType<DictionaryAttr>(CoopDialect::kPlanAttrName);
+  auto summary =
+      func->getAttrOfType<DictionaryAttr>(CoopDialect::kPlanAttrName);
   if (!summary)
     return fail(func.getLoc(), "@" + func.getSymName().str() +
                                    " is not planned (no 'coop.plan'); run "
@@ -38,6 +39,7 @@ void PlannedStep::read(func::FuncOp func) {
                     summary.getAs<StringAttr>("policy").getValue())
                     .Case("dtr", planner::Policy::DTR)
                     .Case("dte", planner::Policy::DTE)
+                    .Case("lookahead", planner::Policy::Lookahead)
                     .Case("none", planner::Policy::None)
                     .Default(planner::Policy::Coop);
   if (auto align = summary.getAs<IntegerAttr>("alignment"))
@@ -53,8 +55,8 @@ void PlannedStep::read(func::FuncOp func) {
                                      std::to_string(arg.getArgNumber()) +
                                      " of a planned step has no 'coop.offset'");
     TensorId tensor = step.getTensorId(arg);
-    plan.arguments.push_back({tensor, offset.getInt(),
-                              aligned(graph.tensors[tensor].bytes), false});
+    plan.arguments.push_back(
+        {tensor, offset.getInt(), aligned(graph.tensors[tensor].bytes), false});
     residentAt[tensor] = offset.getInt();
     residentSize[tensor] = plan.arguments.back().size;
   }
@@ -72,14 +74,14 @@ void PlannedStep::checkOperands(Operation *op) {
     // A view is as good as the buffer it reads.
     for (Value value = use.get(); value;) {
       if (Operation *killer = gone.lookup(value)) {
-        std::string what =
-            isa<EvictOp>(killer) ? "evicted"
-            : isa<FreeOp>(killer) ? "freed"
-                                  : "overwritten in place (a stale version)";
-        return fail(op->getLoc(),
-                    "operand #" + std::to_string(use.getOperandNumber()) +
-                        " reads a value whose buffer was " + what +
-                        " earlier in the schedule");
+        std::string what = isa<EvictOp>(killer) ? "evicted"
+                           : isa<FreeOp>(killer)
+                               ? "freed"
+                               : "overwritten in place (a stale version)";
+        return fail(op->getLoc(), "operand #" +
+                                      std::to_string(use.getOperandNumber()) +
+                                      " reads a value whose buffer was " +
+                                      what + " earlier in the schedule");
       }
       auto view = value.getDefiningOp<ViewOp>();
       value = view ? view.getSource() : Value();

@@ -16,10 +16,12 @@
 #include "coop/Planner/Plan.h"
 
 #include "coop/Planner/Arena.h"
+#include "StepAnalysis.h"
 
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cmath>
 #include <limits>
 
 namespace coop::planner {
@@ -34,6 +36,8 @@ const char *policyName(Policy policy) {
     return "dtr";
   case Policy::DTE:
     return "dte";
+  case Policy::Lookahead:
+    return "lookahead";
   }
   return "unknown";
 }
@@ -55,8 +59,6 @@ bool isExpensiveKernel(const Op &op, int64_t bytes,
 
 namespace {
 
-/// Last use of values that must outlive the step.
-constexpr int32_t kForever = std::numeric_limits<int32_t>::max();
 /// Arena owner of an op's scratch space.
 constexpr int32_t kWorkspaceOwner = -2;
 /// Staleness floor, so a just-touched tensor scores high instead of
@@ -101,244 +103,6 @@ private:
   std::vector<double> cost_;
 };
 
-/// What the planner knows about the step before simulating it. Values are
-/// indexed by TensorId; only "contents" (non-view values) own buffers.
-struct StepAnalysis {
-  std::vector<TensorId> content;  // follows viewOf to the buffer-owning value
-  std::vector<int32_t> lastUse;   // last op reading the content; kForever
-  std::vector<char> persistent;
-  std::vector<char> recomputable; // its producer can be re-run
-  std::vector<char> evictable;    // may be dropped while it still has uses
-  std::vector<char> expensive;    // two-ended class
-  std::vector<std::vector<TensorId>> dieAt; // contents whose lastUse is op k
-  /// Per op: a recomputation writes its in-place outputs to discarded
-  /// scratch (Op::discardableInPlace, every in-place output persistent).
-  std::vector<char> discardsInPlace;
-  /// Per non-view op: the inputs a recomputation reads (contents, with
-  /// repeats): all but those overwritten by discarded outputs.
-  std::vector<std::vector<TensorId>> recomputeReads;
-  /// Per content: the last op that may read it, directly or by recomputing
-  /// a value derived from it (>= lastUse).
-  std::vector<int32_t> lastRecomputeUse;
-  /// Per content: read by more than one op, so more than one recomputation
-  /// may need it again after its last use.
-  std::vector<char> sharedInput;
-  int64_t persistentBytes = 0;
-  int64_t floorBytes = 0;
-  OpId floorOp = kNone;
-  /// Of the floor: values that cannot be recomputed, alive across floorOp.
-  int64_t floorHeldBytes = 0;
-};
-
-StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
-  const size_t n = g.tensors.size();
-  const int32_t opCount = static_cast<int32_t>(g.ops.size());
-  StepAnalysis a;
-  a.content.resize(n);
-  a.lastUse.assign(n, -1);
-  a.persistent.assign(n, 0);
-  a.recomputable.assign(n, 0);
-  a.evictable.assign(n, 0);
-  a.expensive.assign(n, 0);
-  a.dieAt.resize(g.ops.size());
-  a.discardsInPlace.assign(g.ops.size(), 0);
-  a.recomputeReads.resize(g.ops.size());
-
-  for (size_t i = 0; i < n; ++i) {
-    TensorId t = static_cast<TensorId>(i);
-    while (g.tensors[t].viewOf != kNone)
-      t = g.tensors[t].viewOf;
-    a.content[i] = t;
-    a.persistent[i] = g.isPersistent(static_cast<TensorId>(i));
-  }
-
-  // The final version of a persistent storage is the one produced last.
-  std::vector<TensorId> finalVersion(n, kNone);
-  for (size_t i = 0; i < n; ++i) {
-    if (a.content[i] != TensorId(i) || !a.persistent[i])
-      continue;
-    TensorId root = g.storageOf(static_cast<TensorId>(i));
-    TensorId &fin = finalVersion[root];
-    if (fin == kNone || g.tensors[i].producer > g.tensors[fin].producer)
-      fin = static_cast<TensorId>(i);
-  }
-
-  for (size_t i = 0; i < n; ++i) {
-    const Tensor &t = g.tensors[i];
-    int32_t &last = a.lastUse[a.content[i]];
-    last = std::max<int32_t>(last, t.producer);
-    if (!t.consumers.empty())
-      last = std::max<int32_t>(last, t.consumers.back());
-    if (t.isStepOutput)
-      last = kForever;
-    if (finalVersion[i] != kNone)
-      a.lastUse[finalVersion[i]] = kForever;
-  }
-
-  // A value can be recomputed at op k if every input of its producer is
-  // still available then (k <= its horizon, the least `avail` of those
-  // inputs); `avail` is the last op at which a value can be had, resident
-  // or recomputed. Evictable values are those whose uses all fall within
-  // their horizon.
-  std::vector<int32_t> avail(n, -1);
-  for (size_t i = 0; i < n; ++i)
-    if (g.tensors[i].producer == kNone)
-      avail[i] = a.lastUse[i];
-  for (OpId k = 0; k < opCount; ++k) {
-    const Op &op = g.ops[k];
-    if (op.isView)
-      continue;
-    bool rerunnable = true;
-    bool hasInPlaceOutput = false;
-    bool hasFreshOutput = false, freshAllTransient = true;
-    bool inPlaceAllPersistent = true;
-    for (TensorId out : op.outputs) {
-      const bool inPlace = g.tensors[out].previousVersion != kNone;
-      rerunnable &= !a.persistent[out];
-      hasInPlaceOutput |= inPlace;
-      hasFreshOutput |= !inPlace;
-      (inPlace ? inPlaceAllPersistent : freshAllTransient) &=
-          inPlace == bool(a.persistent[out]);
-    }
-    // Re-running a multi-output op that writes in place would have to
-    // rewrite some results where they already live: not supported...
-    rerunnable &= !(hasInPlaceOutput && op.outputs.size() > 1);
-    // ... unless the in-place results are side effects a recomputation may
-    // throw away. Only persistent ones are: a transient version could be
-    // gone or overwritten in ways the planner does not track here.
-    if (op.discardableInPlace && hasInPlaceOutput && hasFreshOutput &&
-        freshAllTransient && inPlaceAllPersistent) {
-      rerunnable = true;
-      a.discardsInPlace[k] = 1;
-    }
-    for (TensorId in : op.inputs) {
-      bool overwrittenByDiscarded = false;
-      if (a.discardsInPlace[k])
-        for (TensorId out : op.outputs)
-          overwrittenByDiscarded |= g.tensors[out].previousVersion == in;
-      if (!overwrittenByDiscarded)
-        a.recomputeReads[k].push_back(a.content[in]);
-    }
-    int32_t inputsAvailable = kForever;
-    for (TensorId in : a.recomputeReads[k])
-      inputsAvailable = std::min(inputsAvailable, avail[in]);
-    for (TensorId out : op.outputs) {
-      const bool discarded =
-          a.discardsInPlace[k] && g.tensors[out].previousVersion != kNone;
-      if (discarded) {
-        // The real version: persistent, written only by the Run.
-        avail[out] = a.lastUse[out];
-        a.expensive[out] = isExpensiveKernel(op, g.tensors[out].bytes, options);
-        if (a.lastUse[out] >= 0 && a.lastUse[out] < opCount)
-          a.dieAt[a.lastUse[out]].push_back(out);
-        continue;
-      }
-      a.recomputable[out] = rerunnable;
-      a.evictable[out] = rerunnable && !a.persistent[out] &&
-                         a.lastUse[out] != kForever &&
-                         a.lastUse[out] <= inputsAvailable;
-      avail[out] = rerunnable ? std::max(a.lastUse[out], inputsAvailable)
-                              : a.lastUse[out];
-      a.expensive[out] = isExpensiveKernel(op, g.tensors[out].bytes, options);
-      if (a.lastUse[out] >= 0 && a.lastUse[out] < opCount)
-        a.dieAt[a.lastUse[out]].push_back(out);
-    }
-  }
-  // Derived values that may be evicted bring their inputs back when they
-  // are recomputed, so an input may be needed until the derived value's own
-  // last recompute use.
-  a.lastRecomputeUse = a.lastUse;
-  std::vector<int32_t> readers(n, 0);
-  for (OpId k = opCount - 1; k >= 0; --k) {
-    int32_t derivedUse = -1;
-    for (TensorId out : g.ops[k].outputs)
-      if (a.recomputable[out] && a.lastUse[out] != kForever)
-        derivedUse = std::max(derivedUse, a.lastRecomputeUse[out]);
-    std::vector<TensorId> reads = a.recomputeReads[k];
-    std::sort(reads.begin(), reads.end());
-    reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
-    for (TensorId in : reads) {
-      a.lastRecomputeUse[in] = std::max(a.lastRecomputeUse[in], derivedUse);
-      ++readers[in];
-    }
-  }
-  a.sharedInput.assign(n, 0);
-  for (size_t i = 0; i < n; ++i)
-    a.sharedInput[i] = readers[i] > 1;
-
-  for (size_t i = 0; i < n; ++i)
-    if (g.tensors[i].producer == kNone) {
-      a.persistentBytes += allocationSize(g.tensors[i].bytes, options.alignment);
-      if (a.lastUse[i] >= 0 && a.lastUse[i] < opCount)
-        a.dieAt[a.lastUse[i]].push_back(static_cast<TensorId>(i));
-    }
-
-  // Values no policy may evict (they cannot be recomputed where they are
-  // read again) stay resident from their producer to their last use: the
-  // bytes of those alive across each op, its own operands left out below.
-  std::vector<int64_t> heldAcross(opCount + 1, 0);
-  auto isHeld = [&](TensorId v) {
-    return a.content[v] == v && !a.persistent[v] && !a.evictable[v] &&
-           g.tensors[v].producer != kNone;
-  };
-  for (size_t i = 0; i < n; ++i) {
-    const TensorId v = static_cast<TensorId>(i);
-    if (!isHeld(v))
-      continue;
-    const int32_t from = g.tensors[v].producer + 1;
-    const int32_t to = std::min<int32_t>(a.lastUse[v], opCount); // exclusive
-    if (from < to) {
-      heldAcross[from] += allocationSize(g.tensors[v].bytes, options.alignment);
-      heldAcross[to] -= allocationSize(g.tensors[v].bytes, options.alignment);
-    }
-  }
-  for (OpId k = 1; k <= opCount; ++k)
-    heldAcross[k] += heldAcross[k - 1];
-
-  // Floor: persistent state, the held values alive across an op, and the
-  // largest set of buffers that op needs at once: its transient inputs, the
-  // outputs that cannot reuse an operand's buffer, and its workspace.
-  a.floorBytes = a.persistentBytes;
-  for (OpId k = 0; k < opCount; ++k) {
-    const Op &op = g.ops[k];
-    std::vector<TensorId> buffers;
-    for (TensorId in : op.inputs)
-      if (!a.persistent[a.content[in]])
-        buffers.push_back(a.content[in]);
-    std::sort(buffers.begin(), buffers.end());
-    buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
-    int64_t held = heldAcross[k];
-    int64_t bytes = op.workspaceBytes > 0
-                        ? allocationSize(op.workspaceBytes, options.alignment)
-                        : 0;
-    for (TensorId b : buffers) {
-      bytes += allocationSize(g.tensors[b].bytes, options.alignment);
-      if (isHeld(b) && g.tensors[b].producer < k && a.lastUse[b] > k)
-        held -= allocationSize(g.tensors[b].bytes, options.alignment);
-    }
-    bytes += held;
-    if (!op.isView)
-      for (TensorId out : op.outputs) {
-        TensorId prev = g.tensors[out].previousVersion;
-        bool reusesOperand = false;
-        if (prev != kNone && options.recomputableInPlace) {
-          TensorId operand = a.content[prev];
-          reusesOperand = a.lastUse[operand] == k ||
-                          (options.policy != Policy::None &&
-                           a.evictable[operand]);
-        }
-        if (!reusesOperand)
-          bytes += allocationSize(g.tensors[out].bytes, options.alignment);
-      }
-    if (a.persistentBytes + bytes > a.floorBytes) {
-      a.floorBytes = a.persistentBytes + bytes;
-      a.floorOp = k;
-      a.floorHeldBytes = held;
-    }
-  }
-  return a;
-}
-
 class Simulator {
 public:
   Simulator(const Graph &graph, const PlanOptions &options, Plan &plan,
@@ -347,7 +111,8 @@ public:
             const std::vector<OpId> &retainUntil, bool recursiveClosures)
       : g_(graph), options_(options), plan_(plan),
         a_(analyse(graph, options)), values_(graph.tensors.size()),
-        opStamp_(graph.ops.size(), 0), keepUntil_(keepUntil),
+        opStamp_(graph.ops.size(), 0), chainStamp_(graph.ops.size(), 0),
+        keepUntil_(keepUntil),
         packLow_(packLow), retainUntil_(retainUntil),
         retireAt_(graph.ops.size()), recursiveClosures_(recursiveClosures) {
     for (size_t t = 0; t < retainUntil.size(); ++t)
@@ -430,6 +195,10 @@ private:
   }
   double score(TensorId t, const Arena &region);
   double neighbourhoodCost(TensorId t);
+  /// Lookahead: the ops a read of `t` at op `at` will have to re-run: its
+  /// producer, and the producers of every input that is gone by then
+  /// (evicted now, or freed after its last use before `at`), transitively.
+  double recomputeChainCost(TensorId t, OpId at);
   void place(TensorId t, Arena *region, int64_t offset, int64_t size);
   void drop(TensorId t, InstructionKind how);
   void markGone(TensorId t);
@@ -449,6 +218,9 @@ private:
   OpId currentOp_ = kNone;
   uint32_t epoch_ = 0;
   std::vector<uint32_t> opStamp_; // closure visits of the current op
+  uint32_t chainEpoch_ = 0;
+  std::vector<uint32_t> chainStamp_; // recomputeChainCost visits
+  std::vector<OpId> chainStack_;
   std::vector<OpId> closure_;     // ops to recompute for the current op
   /// Per content: not evicted before this op (simulate() fills it on retries).
   const std::vector<OpId> &keepUntil_;
@@ -547,8 +319,50 @@ double Simulator::neighbourhoodCost(TensorId t) {
   return cost;
 }
 
+double Simulator::recomputeChainCost(TensorId t, OpId at) {
+  // Bounded, so that scoring stays cheap on deep recurrent chains; beyond
+  // the bound the cost is underestimated, as e* does everywhere.
+  constexpr int kChainOpLimit = 32;
+  ++chainEpoch_;
+  chainStack_.assign(1, g_.tensors[t].producer);
+  chainStamp_[chainStack_.back()] = chainEpoch_;
+  double cost = 0;
+  for (int visited = 0; !chainStack_.empty() && visited < kChainOpLimit;
+       ++visited) {
+    const OpId op = chainStack_.back();
+    chainStack_.pop_back();
+    cost += g_.ops[op].costUs;
+    for (TensorId in : a_.recomputeReads[op]) {
+      const OpId producer = g_.tensors[in].producer;
+      if (producer == kNone || !a_.recomputable[in] ||
+          chainStamp_[producer] == chainEpoch_)
+        continue;
+      const bool goneBy = !values_[in].resident ||
+                          (a_.lastUse[in] < at && retainUntil_[in] < at);
+      if (goneBy) {
+        chainStamp_[producer] = chainEpoch_;
+        chainStack_.push_back(producer);
+      }
+    }
+  }
+  return cost;
+}
+
 double Simulator::score(TensorId t, const Arena &region) {
   const Value &v = values_[t];
+  if (options_.policy == Policy::Lookahead) {
+    // A value nothing reads again directly is wanted only by
+    // recomputations, if at all: as far away as the step goes.
+    const std::vector<OpId> &readers = a_.readers[t];
+    auto next = std::upper_bound(readers.begin(), readers.end(), currentOp_);
+    const OpId at = next != readers.end() ? *next : OpId(g_.ops.size());
+    const double distance = double(std::max<OpId>(at - currentOp_, 1));
+    // A window's bytes are fixed by the request; single victims are
+    // compared per byte they free.
+    const double bytes = options_.slidingWindow ? 1.0 : double(v.size);
+    return recomputeChainCost(t, at) /
+           (std::pow(distance, options_.lookaheadDistanceExponent) * bytes);
+  }
   const double staleness =
       std::max(clock_ - v.lastAccess, kStalenessEpsilon);
   const double cost = neighbourhoodCost(t);
@@ -560,6 +374,7 @@ double Simulator::score(TensorId t, const Arena &region) {
            (staleness * double(v.size + region.freeBytesAround(v.offset)));
   case Policy::None:
   case Policy::Coop:
+  case Policy::Lookahead:
     break;
   }
   return cost / staleness;
@@ -649,7 +464,9 @@ bool Simulator::makeRoom(Arena &region, int64_t size) {
             .count();
     return result;
   };
-  if (options_.policy == Policy::Coop && options_.slidingWindow) {
+  const bool window = options_.policy == Policy::Coop ||
+                      options_.policy == Policy::Lookahead;
+  if (window && options_.slidingWindow) {
     std::vector<TensorId> victims;
     if (!timed([&] { return chooseWindow(region, size, &victims); }))
       return false;

@@ -43,8 +43,8 @@ public:
   ScheduleBuilder(func::FuncOp func, const StepGraph &step,
                   const planner::Plan &plan)
       : func(func), step(step), graph(step.getGraph()), plan(plan),
-        builder(func.front().getTerminator()),
-        current(graph.tensors.size()), offsetOf(graph.tensors.size(), -1),
+        builder(func.front().getTerminator()), current(graph.tensors.size()),
+        offsetOf(graph.tensors.size(), -1),
         newestVersion(graph.tensors.size(), kNone),
         viewValue(graph.tensors.size()), viewSource(graph.tensors.size()),
         viewCreated(graph.ops.size(), false) {}
@@ -131,8 +131,8 @@ LogicalResult ScheduleBuilder::emitRun(const planner::Instruction &ins) {
     offsetOf[allocation.tensor] = allocation.offset;
     // The overwritten version no longer exists anywhere.
     if (allocation.inPlace)
-      current[graph.contentOf(graph.tensors[allocation.tensor].previousVersion)] =
-          nullptr;
+      current[graph.contentOf(
+          graph.tensors[allocation.tensor].previousVersion)] = nullptr;
   }
   SmallVector<int64_t> offsets;
   for (auto [result, tensor] : llvm::zip(compute.getResults(), op.outputs)) {
@@ -193,16 +193,16 @@ LogicalResult ScheduleBuilder::build() {
     bool isRelease = ins.kind == planner::InstructionKind::Evict ||
                      ins.kind == planner::InstructionKind::Free;
     if (failed(isRelease ? emitRelease(ins) : emitRun(ins)))
-      return emitError(func.getLoc()) << "internal error while writing the plan: "
-                              << internalError;
+      return emitError(func.getLoc())
+             << "internal error while writing the plan: " << internalError;
   }
 
   Operation *terminator = body.getTerminator();
   for (OpOperand &operand : terminator->getOpOperands())
     operand.set(materialize(step.getTensorId(operand.get())));
   if (!internalError.empty())
-    return emitError(func.getLoc()) << "internal error while writing the plan: "
-                            << internalError;
+    return emitError(func.getLoc())
+           << "internal error while writing the plan: " << internalError;
   for (Operation *op : llvm::reverse(originals))
     op->erase();
   return success();
@@ -214,6 +214,7 @@ FailureOr<planner::Policy> parsePolicy(StringRef name) {
           .Case("coop", planner::Policy::Coop)
           .Case("dtr", planner::Policy::DTR)
           .Case("dte", planner::Policy::DTE)
+          .Case("lookahead", planner::Policy::Lookahead)
           .Case("none", planner::Policy::None)
           .Default(std::nullopt);
   if (!policy)
@@ -244,10 +245,13 @@ struct CoopPlanMemoryPass
 
     planner::Plan plan;
     auto start = std::chrono::steady_clock::now();
-    planner::Status status = planner::plan(step.getGraph(), *options, &plan);
-    double planningSeconds = std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count();
+    planner::Status status =
+        searchCandidates
+            ? planner::searchPlan(step.getGraph(), *options, &plan)
+            : planner::plan(step.getGraph(), *options, &plan);
+    double planningSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (!status) {
       // At the function's location only: printing the whole step along
       // with the error helps nobody.
@@ -283,27 +287,38 @@ private:
   /// The arena the step needs with no rematerialization, under the same
   /// allocator options: what `ratio` is a fraction of.
   int64_t noRematerializationBytes = 0;
+  /// policy=search: planner::searchPlan() instead of one policy's plan().
+  bool searchCandidates = false;
 };
 
 FailureOr<planner::PlanOptions>
 CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
   func::FuncOp func = getOperation();
   planner::PlanOptions options;
-  FailureOr<planner::Policy> parsedPolicy = parsePolicy(policy);
+  searchCandidates = policy == "search";
+  FailureOr<planner::Policy> parsedPolicy =
+      searchCandidates ? planner::Policy::Lookahead : parsePolicy(policy);
   if (failed(parsedPolicy))
-    return emitError(func.getLoc()) << "unknown policy '" << policy
-                            << "'; expected coop, dtr, dte or none";
+    return emitError(func.getLoc())
+           << "unknown policy '" << policy
+           << "'; expected search, lookahead, coop, dtr, dte or none";
   options.policy = *parsedPolicy;
+  if (!(timeLimit >= 0.0))
+    return emitError(func.getLoc())
+           << "time-limit must be a non-negative number of seconds, got "
+           << timeLimit;
+  options.searchTimeLimitSeconds = timeLimit;
   if (alignment <= 0)
     return emitError(func.getLoc()) << "alignment must be positive, got "
-                                   << static_cast<int64_t>(alignment);
+                                    << static_cast<int64_t>(alignment);
   options.alignment = alignment;
   options.twoEndedPartitioning = partition;
   options.recomputableInPlace = inplace;
   options.slidingWindow = window;
+  if (const char *e = getenv("COOP_EXP")) options.lookaheadDistanceExponent = atof(e); // EXPERIMENT
   if (smallRegion < 0)
     return emitError(func.getLoc()) << "small-region must be non-negative, got "
-                            << static_cast<int64_t>(smallRegion);
+                                    << static_cast<int64_t>(smallRegion);
   options.smallRegionBytes = smallRegion;
   options.offlinePacking = pack;
   options.searchSimulatedBudget = searchBudget;
@@ -333,10 +348,10 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
           graph, unconstrained, &noRematerializationBytes);
       !status)
     return emitError(func.getLoc()) << "cannot size the step without "
-                               "rematerialization: "
-                            << status.message();
-  options.budgetBytes =
-      static_cast<int64_t>(ratio * static_cast<double>(noRematerializationBytes));
+                                       "rematerialization: "
+                                    << status.message();
+  options.budgetBytes = static_cast<int64_t>(
+      ratio * static_cast<double>(noRematerializationBytes));
   return options;
 }
 
@@ -348,21 +363,26 @@ void CoopPlanMemoryPass::attachPlan(func::FuncOp func,
   const planner::PlanStats &stats = plan.stats;
   SmallVector<NamedAttribute> fields = {
       b.getNamedAttr("budget", b.getI64IntegerAttr(options.budgetBytes)),
-      b.getNamedAttr("policy", b.getStringAttr(policy)),
+      b.getNamedAttr("policy",
+                     b.getStringAttr(planner::policyName(plan.policy))),
       b.getNamedAttr("alignment", b.getI64IntegerAttr(options.alignment)),
       b.getNamedAttr("partition", b.getBoolAttr(partition)),
       b.getNamedAttr("inplace", b.getBoolAttr(inplace)),
       b.getNamedAttr("window", b.getBoolAttr(window)),
       b.getNamedAttr("small_region", b.getI64IntegerAttr(smallRegion)),
       b.getNamedAttr("pack", b.getBoolAttr(pack)),
-      b.getNamedAttr("floor_bytes", b.getI64IntegerAttr(stats.memoryFloorBytes)),
+      b.getNamedAttr("floor_bytes",
+                     b.getI64IntegerAttr(stats.memoryFloorBytes)),
       b.getNamedAttr("persistent_bytes",
                      b.getI64IntegerAttr(stats.persistentBytes)),
-      b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(stats.peakAllocatedBytes)),
+      b.getNamedAttr("peak_bytes",
+                     b.getI64IntegerAttr(stats.peakAllocatedBytes)),
       b.getNamedAttr("high_water_bytes",
                      b.getI64IntegerAttr(stats.addressHighWater)),
-      b.getNamedAttr("compute_overhead", b.getF64FloatAttr(stats.computeOverhead)),
-      b.getNamedAttr("fragmentation", b.getF64FloatAttr(stats.fragmentationRate)),
+      b.getNamedAttr("compute_overhead",
+                     b.getF64FloatAttr(stats.computeOverhead)),
+      b.getNamedAttr("fragmentation",
+                     b.getF64FloatAttr(stats.fragmentationRate)),
       b.getNamedAttr("evictions", b.getI64IntegerAttr(stats.evictionCount)),
       b.getNamedAttr("recomputes", b.getI64IntegerAttr(stats.recomputeCount)),
       b.getNamedAttr("eviction_search_us",
@@ -375,6 +395,9 @@ void CoopPlanMemoryPass::attachPlan(func::FuncOp func,
   if (pack)
     fields.push_back(b.getNamedAttr(
         "simulated_budget", b.getI64IntegerAttr(stats.simulatedBudgetBytes)));
+  if (searchCandidates)
+    fields.push_back(b.getNamedAttr(
+        "search", b.getStringAttr(stats.winningCandidate)));
   func->setAttr(CoopDialect::kPlanAttrName, b.getDictionaryAttr(fields));
 }
 
@@ -384,16 +407,34 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
   const planner::PlanStats &stats = plan.stats;
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "coop-plan-memory @" << func.getSymName() << ": policy " << policy
-     << ", budget ";
+  os << "coop-plan-memory @" << func.getSymName() << ": policy "
+     << planner::policyName(plan.policy) << ", budget ";
   os << planner::formatByteSize(plan.budgetBytes);
   if (noRematerializationBytes > 0)
     os << " = " << llvm::format("%.3f", double(ratio)) << " x "
        << noRematerializationBytes << " (no rematerialization)";
-  os << "\n  memory floor:       " << planner::formatByteSize(stats.memoryFloorBytes);
-  os << "\n  persistent:         " << planner::formatByteSize(stats.persistentBytes);
-  os << "\n  peak allocated:     " << planner::formatByteSize(stats.peakAllocatedBytes);
-  os << "\n  arena high water:   " << planner::formatByteSize(stats.addressHighWater);
+  if (searchCandidates) {
+    os << "\n  plan search:        " << stats.candidates.size()
+       << " candidates tried"
+       << (stats.searchTimeLimitReached ? " (time limit reached)" : "")
+       << "; won: " << stats.winningCandidate;
+    for (const planner::SearchCandidate &candidate : stats.candidates) {
+      os << "\n    " << candidate.name << ": ";
+      if (candidate.planned)
+        os << llvm::format("%.2f %%", candidate.computeOverhead * 100.0);
+      else
+        os << "no plan";
+      os << llvm::format(" (%.0f ms)", candidate.seconds * 1e3);
+    }
+  }
+  os << "\n  memory floor:       "
+     << planner::formatByteSize(stats.memoryFloorBytes);
+  os << "\n  persistent:         "
+     << planner::formatByteSize(stats.persistentBytes);
+  os << "\n  peak allocated:     "
+     << planner::formatByteSize(stats.peakAllocatedBytes);
+  os << "\n  arena high water:   "
+     << planner::formatByteSize(stats.addressHighWater);
   if (pack) {
     os << " (packed offline: " << stats.packingMethod << ", lower bound "
        << planner::formatByteSize(stats.packingLowerBoundBytes)

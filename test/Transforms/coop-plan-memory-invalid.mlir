@@ -2,7 +2,7 @@
 // RUN: not coop-opt %s --coop-plan-memory="budget=-5" 2>&1 | FileCheck %s --check-prefix=UNITS
 // UNITS: error: invalid budget '{{.*}}': expected a positive number of bytes with an optional unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB policy=lru" 2>&1 | FileCheck %s --check-prefix=POLICY
-// POLICY: error: unknown policy 'lru'; expected coop, dtr, dte or none
+// POLICY: error: unknown policy 'lru'; expected search, lookahead, coop, dtr, dte or none
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB ratio=0.5" 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: not coop-opt %s --coop-plan-memory 2>&1 | FileCheck %s --check-prefix=BOTH
 // BOTH: error: give exactly one of budget=<bytes> (e.g. 512MiB) or ratio=<r>
@@ -13,11 +13,13 @@
 // AGAIN: error: step is already planned
 // ALIGN: error: alignment must be positive, got 0
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB pack-nodes=-3" 2>&1 | FileCheck %s --check-prefix=NODES
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB time-limit=-1" 2>&1 | FileCheck %s --check-prefix=TIME
 // NODES: error: pack-nodes must be non-negative, got -3
+// TIME: error: time-limit must be a non-negative number of seconds, got -1
 
 // The floor is x (512) + the working set of op #3, {a, b, c} = 2048 bytes.
 // RUN: not coop-opt %s --coop-plan-memory="budget=1KiB" 2>&1 | FileCheck %s --check-prefix=FLOOR
-// FLOOR: error: cannot plan @step with policy 'coop': budget of 1024 bytes is below the memory floor of 2048 bytes (512 persistent + the working set of op #3 'aten.add')
+// FLOOR: error: cannot plan @step with policy 'search': budget of 1024 bytes is below the memory floor of 2048 bytes (512 persistent + the working set of op #3 'aten.add')
 // FLOOR: :[[# @LINE + 14]]:8: note: the op with the largest working set, which sets the floor of 2048 bytes
 
 // Without rematerialization a, b, c and d are live together at op #3:

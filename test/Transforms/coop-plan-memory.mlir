@@ -1,9 +1,9 @@
 // The simulator's own plan (pack=false), worked by hand below.
-// RUN: coop-opt %s --coop-plan-memory="budget=2KiB pack=false" --coop-verify-plan | FileCheck %s
-// RUN: coop-opt %s --coop-plan-memory="budget=2KiB pack=false report=true svg=%t.svg" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: coop-opt %s --coop-plan-memory="budget=2KiB policy=coop pack=false" --coop-verify-plan | FileCheck %s
+// RUN: coop-opt %s --coop-plan-memory="budget=2KiB policy=coop pack=false report=true svg=%t.svg" -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: FileCheck %s --check-prefix=SVG < %t.svg
 // The default repacks it offline: same schedule, offsets compacted.
-// RUN: coop-opt %s --coop-plan-memory="budget=2KiB report=true" --coop-verify-plan | FileCheck %s --check-prefix=PACKED
+// RUN: coop-opt %s --coop-plan-memory="budget=2KiB policy=coop report=true" --coop-verify-plan | FileCheck %s --check-prefix=PACKED
 
 // PACKED: coop-plan-memory @evict_and_recompute: policy coop, budget 2048 (2.00 KiB)
 // PACKED: peak allocated: 2048 (2.00 KiB)

@@ -66,7 +66,8 @@ void checkSeed(uint64_t seed, Tally &tally) {
     o.budgetBytes = budget;
     bool noneSucceeded = false;
     for (Policy policy :
-         {Policy::None, Policy::Coop, Policy::DTR, Policy::DTE}) {
+         {Policy::None, Policy::Coop, Policy::DTR, Policy::DTE,
+          Policy::Lookahead}) {
       o.policy = policy;
       Status st = planAndVerify(g, o, &p);
       ++tally.plans;

@@ -28,6 +28,10 @@ enum class Policy {
   Coop, // sliding window over address-ordered pieces, score C/s
   DTR,  // repeatedly evict the lowest C/(s*m) anywhere
   DTE,  // repeatedly evict the lowest C/(s*(m + adjacent free bytes))
+  /// Coop's window and placement, scored with the future instead of the
+  /// past: the recompute chain the next read will trigger, over the
+  /// distance to that read (Belady's furthest-next-use, weighted by cost).
+  Lookahead,
 };
 
 const char *policyName(Policy policy);
@@ -58,6 +62,9 @@ struct PlanOptions {
   /// Coop's contiguous window. Off: evict the single lowest-h(t) tensor and
   /// retry, like DTR's loop but with Coop's score.
   bool slidingWindow = true;
+  /// Lookahead scores chain cost / distance^exponent: larger exponents
+  /// trust the distance to the next read more than the cost.
+  double lookaheadDistanceExponent = 1.0;
 
   /// simulate() replays a failed simulation with what it learned (four
   /// series of up to 64 replays, see docs/planner.md). Off: the first
@@ -72,6 +79,9 @@ struct PlanOptions {
   bool searchSimulatedBudget = true;
   /// The packer's exact-search nodes per repacked plan (PackOptions).
   int64_t packingNodeLimit = 2000;
+  /// searchPlan(): once a plan is found, no new candidate starts after
+  /// this many seconds (0: no limit).
+  double searchTimeLimitSeconds = 3.0;
 };
 
 /// Bytes the arena gives a value of `bytes`: rounded up to the alignment,
@@ -112,6 +122,14 @@ struct Instruction {
   std::vector<Allocation> discarded;
 };
 
+/// One plan searchPlan() tried.
+struct SearchCandidate {
+  std::string name;
+  bool planned = false;
+  double computeOverhead = 0;
+  double seconds = 0;
+};
+
 struct PlanStats {
   double baselineCostUs = 0;  // every op once
   double executedCostUs = 0;  // recomputations included
@@ -150,6 +168,12 @@ struct PlanStats {
   int64_t packingLowerBoundBytes = 0;
   std::string packingMethod;
   bool packingProvedOptimal = false;
+
+  /// searchPlan() only: every candidate tried, in order, the winner's name,
+  /// and whether the time limit stopped the search early.
+  std::vector<SearchCandidate> candidates;
+  std::string winningCandidate;
+  bool searchTimeLimitReached = false;
 };
 
 struct Plan {
@@ -174,6 +198,15 @@ Status simulate(const Graph &graph, const PlanOptions &options, Plan *out);
 /// the budget with the least compute overhead wins (ties: the smaller
 /// arena). Fails like simulate() when none fits.
 Status plan(const Graph &graph, const PlanOptions &options, Plan *out);
+
+/// The default planner: plan() for several candidates and the fitting plan
+/// with the least compute overhead (ties: fewer recomputations, then the
+/// lower high-water mark). Round one plans lookahead, coop, dtr and dte in
+/// the budget's arena only; round two, best first, adds the simulated-arena
+/// search (options.searchSimulatedBudget). options.policy is ignored.
+/// Deterministic unless options.searchTimeLimitSeconds stops it (the stats
+/// say so). Fails like the first candidate when none fits.
+Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out);
 
 /// Gives `plan` new offsets: its buffers' lifetimes packed by packBuffers(),
 /// starting from its own addresses, so the high-water mark never rises.

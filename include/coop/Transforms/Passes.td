@@ -63,7 +63,14 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::func::FuncOp"> {
 
     Policies: `coop` (sliding window over address-ordered memory, two-ended
     placement of cheap and expensive tensors, recomputable in-place), `dtr`,
-    `dte` (the baselines), and `none` (no rematerialization).
+    `dte` (the baselines), `none` (no rematerialization), and `lookahead`
+    (Coop's window and placement, victims scored by the recompute chain
+    their next read will trigger over the distance to that read). The
+    default, `search`, plans several candidates and keeps the fitting plan
+    with the least overhead: `lookahead` following evictions chosen ahead of
+    time from the whole step's live-byte profile (for targets at and below
+    the budget), `lookahead` alone, `coop`, `dtr` and `dte`; `report=true`
+    lists them and names the winner.
 
     Every policy's schedule is then repacked offline (`pack`, default on):
     with the whole schedule fixed, every buffer's lifetime is known, and an
@@ -108,8 +115,12 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::func::FuncOp"> {
     Option<"ratio", "ratio", "double", /*default=*/"0.0",
            "Arena size as a fraction of the arena the step needs with no "
            "rematerialization (same allocator); instead of budget">,
-    Option<"policy", "policy", "std::string", /*default=*/"\"coop\"",
-           "Eviction policy: coop, dtr, dte or none">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"search\"",
+           "search (the default: the best of several candidate plans), or "
+           "one policy: lookahead, coop, dtr, dte or none">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"3.0",
+           "policy=search: seconds after which no new candidate starts "
+           "once a plan is found (0: no limit)">,
     Option<"alignment", "alignment", "int64_t", /*default=*/"512",
            "Alignment of every buffer, in bytes">,
     Option<"partition", "partition", "bool", /*default=*/"true",

@@ -1,0 +1,55 @@
+//===- StepAnalysis.h - What the planner knows before simulating -*- C++ -*-===//
+//
+// Internal to the planner core: lifetimes, recomputability and the memory
+// floor of a finalized step, shared by the simulator and by the eviction
+// schedule that the plan search computes ahead of time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COOP_LIB_PLANNER_STEPANALYSIS_H
+#define COOP_LIB_PLANNER_STEPANALYSIS_H
+
+#include "coop/Planner/Plan.h"
+
+#include <limits>
+
+namespace coop::planner {
+
+/// Last use of values that must outlive the step.
+constexpr int32_t kForever = std::numeric_limits<int32_t>::max();
+
+/// What the planner knows about the step before simulating it. Values are
+/// indexed by TensorId; only "contents" (non-view values) own buffers.
+struct StepAnalysis {
+  std::vector<TensorId> content;  // follows viewOf to the buffer-owning value
+  std::vector<int32_t> lastUse;   // last op reading the content; kForever
+  std::vector<char> persistent;
+  std::vector<char> recomputable; // its producer can be re-run
+  std::vector<char> evictable;    // may be dropped while it still has uses
+  std::vector<char> expensive;    // two-ended class
+  std::vector<std::vector<TensorId>> dieAt; // contents whose lastUse is op k
+  /// Per content: the ops that read it (or a view of it), ascending.
+  std::vector<std::vector<OpId>> readers;
+  /// Per op: a recomputation writes its in-place outputs to discarded
+  /// scratch (Op::discardableInPlace, every in-place output persistent).
+  std::vector<char> discardsInPlace;
+  /// Per non-view op: the inputs a recomputation reads (contents, with
+  /// repeats): all but those overwritten by discarded outputs.
+  std::vector<std::vector<TensorId>> recomputeReads;
+  /// Per content: the last op that may read it, directly or by recomputing
+  /// a value derived from it (>= lastUse).
+  std::vector<int32_t> lastRecomputeUse;
+  /// Per content: read by more than one op, so more than one recomputation
+  /// may need it again after its last use.
+  std::vector<char> sharedInput;
+  int64_t persistentBytes = 0;
+  int64_t floorBytes = 0;
+  OpId floorOp = kNone;
+  /// Of the floor: values that cannot be recomputed, alive across floorOp.
+  int64_t floorHeldBytes = 0;
+};
+
+StepAnalysis analyse(const Graph &g, const PlanOptions &options);
+
+} // namespace coop::planner
+
+#endif // COOP_LIB_PLANNER_STEPANALYSIS_H
