@@ -144,6 +144,22 @@ def plan(build, costs, options):
     return out
 
 
+def lowest_budget(build, costs, low, high, policy_option, resolution=2**20):
+    """The lowest budget in [low, high] (to `resolution` bytes) at which
+    coop-opt finds a plan, by bisection (assuming a plan at `high`), and
+    that plan's figures. Plannability need not be monotone in the budget;
+    this is the point bisection finds."""
+    best = plan(build, costs, f"budget={high} {policy_option}")
+    while high - low > resolution:
+        mid = (low + high) // 2
+        p = plan(build, costs, f"budget={mid} {policy_option}")
+        if "error" in p:
+            low = mid
+        else:
+            high, best = mid, p
+    return high, best
+
+
 # --- (a) PyTorch's partitioner --------------------------------------------
 
 def _tensor_shapes(value):
@@ -410,6 +426,12 @@ def model_section(model, rows, meta):
         f"Default policy (no `policy=`), per coop-opt --help: "
         f"\"{meta['default_policy']}\"; its cells name the winning "
         f"candidate.\n")
+    for key, name in (("default", "default policy"), ("coop", "policy=coop")):
+        low = meta[f"lowest_{key}"]
+        head += (f"\nLowest budget at which Coop plans ({name}; bisection "
+                 f"from the floor to the no-remat arena, 1 MiB steps): "
+                 f"{low['budget']} B ({mib(low['budget'])} MiB), overhead "
+                 f"{short(low['plan'], notes)}.\n")
     body = [table(model, rows, meta, m, notes) for m in MATCHES]
     kinds = ["#### " + model + ": the forward ops PyTorch's backward "
              "recomputes (views left out)", "",
@@ -449,10 +471,33 @@ def main():
         return 0
     import torch
     os.makedirs(args.out, exist_ok=True)
+    # One run, one binary: build/bin may be rebuilt while the bench runs,
+    # so the tools are copied first and the copies are used.
+    import hashlib
+    import shutil
+    tools = {}
+    os.makedirs(os.path.join(args.out, "bin"), exist_ok=True)
+    for tool in ("coop-opt", "coop-translate"):
+        source = os.path.join(args.build, "bin", tool)
+        copy = os.path.join(args.out, "bin", tool)
+        for _ in range(120):  # wait out a rebuild in progress
+            if os.access(source, os.X_OK):
+                break
+            time.sleep(5)
+        shutil.copy2(source, copy)
+        with open(copy, "rb") as f:
+            tools[tool] = {
+                "sha256": hashlib.sha256(f.read()).hexdigest(),
+                "mtime": time.strftime("%Y-%m-%d %H:%M:%S UTC",
+                                       time.gmtime(os.path.getmtime(source)))}
+        print(f"{tool}: {source} of {tools[tool]['mtime']}, sha256 "
+              f"{tools[tool]['sha256'][:16]}", flush=True)
+    args.build = args.out
     fractions = [float(f) for f in args.fractions.split(",")]
     if fractions[0] != 1.0:
         fractions.insert(0, 1.0)  # the reference of "bytes removed"
     results = {"torch": torch.__version__, "python": sys.executable,
+               "tools": tools,
                "models": {}}
     md = []
     for model in args.models.split(","):
@@ -501,6 +546,12 @@ def main():
                       f"{m['default'].get('overhead', m['default'].get('error'))}"
                       f", coop {m['coop'].get('overhead', m['coop'].get('error'))}",
                       flush=True)
+        for key, option in (("default", ""), ("coop", "policy=coop")):
+            budget, p = lowest_budget(args.build, costs, none["floor"],
+                                      none["no_remat_bytes"], option)
+            meta[f"lowest_{key}"] = {"budget": budget, "plan": p}
+            print(f"  lowest budget found, {key}: {budget} B, overhead "
+                  f"{p.get('overhead')} %", flush=True)
         results["models"][model] = {"meta": meta, "rows": rows}
         md.append(model_section(model, rows, meta))
     with open(os.path.join(args.out, "results.json"), "w") as f:
