@@ -1,16 +1,18 @@
 //===- CandidateSearch.cpp - The default planner: search over candidates ---===//
 //
-// Each candidate is a complete plan(): a policy, simulated with what it
-// learns from failures, repacked offline. A first round plans every policy
-// in the budget's own arena only, which is cheap; a second round gives the
-// policies, best first, the simulated-arena search as well (arenas above
-// and below the budget), while time allows. The fitting plan with the
-// least overhead wins, so the result is never worse than any policy's own
-// plan that the search reached.
+// A candidate is a policy, maybe following evictions scheduled ahead of
+// time from the whole step's live-byte profile (EvictionSchedule.h). A
+// quick round simulates each once in the budget's own arena; a thorough
+// round, best first, gives each the whole of plan(): replays that learn
+// from failures and simulated arenas above and below the budget, repacked
+// offline. The fitting plan with the least overhead wins, so the result is
+// never worse than any policy's own plan that the search reached.
 //
 //===----------------------------------------------------------------------===//
 
 #include "coop/Planner/Plan.h"
+
+#include "EvictionSchedule.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,17 +21,25 @@
 namespace coop::planner {
 namespace {
 
-/// A policy and its eviction shape.
+/// A policy, its eviction shape, and evictions chosen ahead of time.
 struct Candidate {
+  Candidate(Policy policy, bool window) : policy(policy), window(window) {}
   Policy policy;
   /// Coop's contiguous window, or single victims compared per byte.
   bool window;
+  std::shared_ptr<const EvictionSchedule> schedule;
+  /// The schedule's target, in per mille of the budget.
+  int targetPerMille = 0;
 };
 
 std::string describe(const Candidate &candidate) {
   std::string name = policyName(candidate.policy);
   if (!candidate.window)
     name += " (single victims)";
+  if (candidate.schedule)
+    name += " after evictions scheduled for " +
+            std::to_string(candidate.targetPerMille / 10) + "." +
+            std::to_string(candidate.targetPerMille % 10) + " % of the budget";
   return name;
 }
 
@@ -49,7 +59,22 @@ public:
 
   /// Plans one candidate unless the time limit has passed and a plan was
   /// found. Returns its executed cost, infinite when it did not plan.
-  double consider(const Candidate &candidate, bool searchArenas);
+  /// How promising a candidate is: its executed cost when it planned;
+  /// otherwise worse than any plan, the earlier it ran out of memory.
+  struct Rank {
+    bool planned = false;
+    double cost = 0;
+    OpId failedOp = kNone;
+    bool operator<(const Rank &other) const {
+      if (planned != other.planned)
+        return planned;
+      return planned ? cost < other.cost : failedOp > other.failedOp;
+    }
+  };
+  /// Quick: one simulation in the budget's arena, no replays after a
+  /// failure. Thorough: plan() as the options ask (replays, simulated
+  /// arenas).
+  Rank consider(const Candidate &candidate, bool thorough);
   Status finish(Plan *out);
 
 private:
@@ -68,21 +93,24 @@ private:
   Status firstError_ = Status::ok();
 };
 
-double CandidateSearch::consider(const Candidate &candidate,
-                                 bool searchArenas) {
-  constexpr double kNoPlan = std::numeric_limits<double>::infinity();
+CandidateSearch::Rank CandidateSearch::consider(const Candidate &candidate,
+                                                bool thorough) {
   if (found_ && options_.searchTimeLimitSeconds > 0 &&
       elapsed() > options_.searchTimeLimitSeconds) {
     timedOut_ = true;
-    return kNoPlan;
+    return Rank();
   }
   PlanOptions options = options_;
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
-  options.searchSimulatedBudget = searchArenas;
+  options.scheduledEvictions = candidate.schedule;
+  if (!thorough) {
+    options.searchSimulatedBudget = false;
+    options.learnFromFailures = false;
+  }
   const std::string name =
       describe(candidate) +
-      (searchArenas ? ", simulated arenas searched" : ", budget's arena");
+      (thorough ? ", thorough" : ", quick");
   const double began = elapsed();
   Plan result;
   Status st = plan(graph_, options, &result);
@@ -93,14 +121,14 @@ double CandidateSearch::consider(const Candidate &candidate,
     first_ = result;
   }
   if (!st)
-    return kNoPlan;
-  const double cost = result.stats.executedCostUs;
+    return {false, 0, result.stats.failedOp};
+  const Rank rank = {true, result.stats.executedCostUs, kNone};
   if (!found_ || better(result.stats, best_.stats)) {
     best_ = std::move(result);
     best_.stats.winningCandidate = name;
     found_ = true;
   }
-  return cost;
+  return rank;
 }
 
 Status CandidateSearch::finish(Plan *out) {
@@ -114,15 +142,39 @@ Status CandidateSearch::finish(Plan *out) {
 
 Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   CandidateSearch search(graph, options);
-  // Round one; failures rank last, in this order.
-  std::vector<std::pair<double, Candidate>> ranked;
-  for (Candidate candidate :
-       {Candidate{Policy::Lookahead, true}, Candidate{Policy::Lookahead, false},
-        Candidate{Policy::Coop, true}, Candidate{Policy::DTR, true},
-        Candidate{Policy::DTE, true}})
+  std::vector<Candidate> candidates = {
+      {Policy::Lookahead, true}, {Policy::Lookahead, false},
+      {Policy::Coop, true},      {Policy::DTR, true},
+      {Policy::DTE, true}};
+  // Schedules aim around the budget: below it, the simulator's contiguity
+  // and the packing's leftovers have headroom; above it, the policy makes
+  // the last evictions where they fit best.
+  const StepAnalysis analysis = analyse(graph, options);
+  int64_t lastPeak = -1;
+  for (int perMille : {1030, 1000, 970, 940}) {
+    const int64_t target = options.budgetBytes / 1000 * perMille;
+    if (target < analysis.floorBytes)
+      break;
+    ScheduledEvictions scheduled =
+        scheduleEvictions(graph, analysis, options.alignment, target);
+    if (scheduled.peakLiveBytes == lastPeak)
+      break; // the same schedule as for the previous target
+    lastPeak = scheduled.peakLiveBytes;
+    auto schedule = std::make_shared<const EvictionSchedule>(
+        std::move(scheduled.evictAfter));
+    Candidate candidate{Policy::Lookahead, true};
+    candidate.schedule = std::move(schedule);
+    candidate.targetPerMille = perMille;
+    candidates.push_back(std::move(candidate));
+  }
+  // The quick round; a failure ranks by how far it got.
+  std::vector<std::pair<CandidateSearch::Rank, Candidate>> ranked;
+  for (const Candidate &candidate : candidates)
     ranked.push_back({search.consider(candidate, false), candidate});
-  // Without offline packing, plan() has no arenas to search.
-  if (options.offlinePacking && options.searchSimulatedBudget) {
+  const bool thoroughDiffers =
+      options.learnFromFailures ||
+      (options.offlinePacking && options.searchSimulatedBudget);
+  if (thoroughDiffers) {
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto &a, const auto &b) {
                        return a.first < b.first;

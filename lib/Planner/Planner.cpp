@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
-#include <cmath>
 #include <limits>
 
 namespace coop::planner {
@@ -360,8 +359,7 @@ double Simulator::score(TensorId t, const Arena &region) {
     // A window's bytes are fixed by the request; single victims are
     // compared per byte they free.
     const double bytes = options_.slidingWindow ? 1.0 : double(v.size);
-    return recomputeChainCost(t, at) /
-           (std::pow(distance, options_.lookaheadDistanceExponent) * bytes);
+    return recomputeChainCost(t, at) / (distance * bytes);
   }
   const double staleness =
       std::max(clock_ - v.lastAccess, kStalenessEpsilon);
@@ -527,6 +525,7 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
   if (small_.size() > 0)
     largest = std::max(largest, small_.largestFreePiece());
   plan_.stats.unplacedRequestBytes = size;
+  plan_.stats.failedOp = currentOp_;
   plan_.stats.reclaimableBytesAtFailure = 0;
   for (const Arena *r : {&main_, &small_})
     for (const auto &entry : r->pieces())
@@ -817,6 +816,10 @@ Status Simulator::runOp(OpId k) {
   for (TensorId t : retireAt_[k])
     if (values_[t].resident)
       drop(t, InstructionKind::Free);
+  if (options_.scheduledEvictions)
+    for (TensorId t : (*options_.scheduledEvictions)[k])
+      if (evictableNow(t))
+        drop(t, InstructionKind::Evict);
   return Status::ok();
 }
 

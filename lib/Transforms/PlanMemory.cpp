@@ -315,7 +315,6 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
   options.twoEndedPartitioning = partition;
   options.recomputableInPlace = inplace;
   options.slidingWindow = window;
-  if (const char *e = getenv("COOP_EXP")) options.lookaheadDistanceExponent = atof(e); // EXPERIMENT
   if (smallRegion < 0)
     return emitError(func.getLoc()) << "small-region must be non-negative, got "
                                     << static_cast<int64_t>(smallRegion);

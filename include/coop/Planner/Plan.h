@@ -17,6 +17,7 @@
 #include "coop/Planner/Status.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ enum class Policy {
 };
 
 const char *policyName(Policy policy);
+
+/// Evictions decided ahead of time: after op k has run, the values listed
+/// at index k are evicted (each comes back, recomputed, at its next read).
+using EvictionSchedule = std::vector<std::vector<TensorId>>;
 
 struct PlanOptions {
   int64_t budgetBytes = 0;
@@ -62,9 +67,9 @@ struct PlanOptions {
   /// Coop's contiguous window. Off: evict the single lowest-h(t) tensor and
   /// retry, like DTR's loop but with Coop's score.
   bool slidingWindow = true;
-  /// Lookahead scores chain cost / distance^exponent: larger exponents
-  /// trust the distance to the next read more than the cost.
-  double lookaheadDistanceExponent = 1.0;
+  /// Evictions the simulator makes whatever the arena, on top of the
+  /// policy's own (searchPlan() fills it). Null: none.
+  std::shared_ptr<const EvictionSchedule> scheduledEvictions;
 
   /// simulate() replays a failed simulation with what it learned (four
   /// series of up to 64 replays, see docs/planner.md). Off: the first
@@ -156,6 +161,8 @@ struct PlanStats {
   /// not a contiguous run, and no packing of any schedule could help.
   int64_t unplacedRequestBytes = 0;
   int64_t reclaimableBytesAtFailure = 0;
+  /// Out of memory only: the op that found no room.
+  OpId failedOp = kNone;
 
   /// plan() only. The arena the winning plan was simulated in (>= the
   /// budget when the packing made up the difference).
@@ -199,13 +206,16 @@ Status simulate(const Graph &graph, const PlanOptions &options, Plan *out);
 /// arena). Fails like simulate() when none fits.
 Status plan(const Graph &graph, const PlanOptions &options, Plan *out);
 
-/// The default planner: plan() for several candidates and the fitting plan
-/// with the least compute overhead (ties: fewer recomputations, then the
-/// lower high-water mark). Round one plans lookahead, coop, dtr and dte in
-/// the budget's arena only; round two, best first, adds the simulated-arena
-/// search (options.searchSimulatedBudget). options.policy is ignored.
-/// Deterministic unless options.searchTimeLimitSeconds stops it (the stats
-/// say so). Fails like the first candidate when none fits.
+/// The default planner: several candidates, and the fitting plan with the
+/// least compute overhead (ties: fewer recomputations, then the lower
+/// high-water mark). Candidates: lookahead (window, and single victims),
+/// coop, dtr, dte, and lookahead following evictions scheduled ahead of
+/// time for the live bytes to stay below targets around the budget. A
+/// quick round simulates each in the budget's arena without replays; a
+/// thorough round, best first, runs plan() with the given options.
+/// options.policy is ignored. Deterministic unless
+/// options.searchTimeLimitSeconds stops it (the stats say so). Fails like
+/// the first candidate when none fits.
 Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out);
 
 /// Gives `plan` new offsets: its buffers' lifetimes packed by packBuffers(),

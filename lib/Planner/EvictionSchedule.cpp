@@ -1,0 +1,293 @@
+//===- EvictionSchedule.cpp - Evictions chosen from the whole future ------===//
+//
+// The profile is the bytes live at each op when nothing is evicted:
+// persistent state, every value from its producer to its last read, and
+// the op's workspace. A candidate is a value and a gap between two of its
+// reads; evicting it there lowers the profile over the gap by its size.
+// Its price is every recomputation the choice makes necessary, each adding
+// the bytes it rebuilds to the profile where it runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EvictionSchedule.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace coop::planner {
+namespace {
+
+/// Range add and maximum (with its leftmost position) over op indices.
+class Profile {
+public:
+  explicit Profile(const std::vector<int64_t> &bytes) {
+    while (size_ < bytes.size())
+      size_ *= 2;
+    max_.assign(2 * size_, std::numeric_limits<int64_t>::min() / 2);
+    pending_.assign(2 * size_, 0);
+    for (size_t i = 0; i < bytes.size(); ++i)
+      max_[size_ + i] = bytes[i];
+    for (size_t i = size_ - 1; i >= 1; --i)
+      max_[i] = std::max(max_[2 * i], max_[2 * i + 1]);
+  }
+  /// Adds `delta` to the ops in [from, to].
+  void add(int64_t from, int64_t to, int64_t delta) {
+    if (from <= to)
+      add(1, 0, int64_t(size_) - 1, from, to, delta);
+  }
+  int64_t max() const { return max_[1]; }
+  /// The first op where the maximum is reached.
+  int64_t argMax() const {
+    size_t node = 1;
+    while (node < size_) {
+      const int64_t below = max_[node] - pending_[node];
+      node = max_[2 * node] == below ? 2 * node : 2 * node + 1;
+    }
+    return int64_t(node - size_);
+  }
+
+private:
+  void add(size_t node, int64_t lo, int64_t hi, int64_t from, int64_t to,
+           int64_t delta) {
+    if (to < lo || hi < from)
+      return;
+    if (from <= lo && hi <= to) {
+      max_[node] += delta;
+      pending_[node] += delta;
+      return;
+    }
+    const int64_t mid = lo + (hi - lo) / 2;
+    add(2 * node, lo, mid, from, to, delta);
+    add(2 * node + 1, mid + 1, hi, from, to, delta);
+    max_[node] = std::max(max_[2 * node], max_[2 * node + 1]) + pending_[node];
+  }
+
+  size_t size_ = 1;
+  /// max_: of the subtree, pending_ included; pending_: added to the whole
+  /// subtree and not yet pushed to its children.
+  std::vector<int64_t> max_, pending_;
+};
+
+/// A value dropped after read `from` and recomputed before read `to`.
+struct Gap {
+  TensorId value;
+  OpId from, to;
+};
+
+/// Which gaps contain an op: a segment tree of gap lists.
+class GapIndex {
+public:
+  explicit GapIndex(size_t ops) {
+    while (size_ < ops)
+      size_ *= 2;
+    lists_.resize(2 * size_);
+  }
+  /// Registers gap `id` as covering the ops in [from, to].
+  void insert(int32_t id, size_t from, size_t to) {
+    for (size_t lo = from + size_, hi = to + size_ + 1; lo < hi;
+         lo /= 2, hi /= 2) {
+      if (lo & 1)
+        lists_[lo++].push_back(id);
+      if (hi & 1)
+        lists_[--hi].push_back(id);
+    }
+  }
+  template <typename Visit> void forEachCovering(size_t op, Visit visit) {
+    for (size_t node = op + size_; node >= 1; node /= 2)
+      for (int32_t id : lists_[node])
+        visit(id);
+  }
+
+private:
+  size_t size_ = 1;
+  std::vector<std::vector<int32_t>> lists_;
+};
+
+/// What choosing a gap costs and changes.
+struct Price {
+  double costUs = 0;
+  /// Bytes the recomputations rebuild, at the op before which they run.
+  std::vector<std::pair<OpId, int64_t>> rebuilt;
+  /// Values the recomputations read where they run: they must stay there.
+  std::vector<std::pair<TensorId, OpId>> reads;
+};
+
+class Scheduler {
+public:
+  Scheduler(const Graph &graph, const StepAnalysis &analysis,
+            int64_t alignment)
+      : g_(graph), a_(analysis), alignment_(alignment),
+        opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
+        readAt_(graph.tensors.size()), chainStamp_(graph.ops.size(), 0) {}
+
+  ScheduledEvictions run(int64_t targetBytes);
+
+private:
+  int64_t bytes(TensorId t) const {
+    return allocationSize(g_.tensors[t].bytes, alignment_);
+  }
+  std::vector<int64_t> liveProfile() const;
+  /// Is `t` resident at op `at` under the evictions chosen so far?
+  bool presentAt(TensorId t, OpId at) const;
+  /// Adds to `price` rebuilding `root` just before op `at`: its producer
+  /// and those of its inputs gone by then. False when that is not possible
+  /// or too long a chain.
+  bool addRecomputation(TensorId root, OpId at, bool rootCounts, Price *price);
+  bool priceOf(const Gap &gap, Price *price);
+
+  const Graph &g_;
+  const StepAnalysis &a_;
+  const int64_t alignment_;
+  const OpId opCount_;
+  /// Per value: the chosen gaps, as (from, to).
+  std::vector<std::vector<std::pair<OpId, OpId>>> absent_;
+  /// Per value: ops before which a chosen recomputation reads it.
+  std::vector<std::vector<OpId>> readAt_;
+  std::vector<uint32_t> chainStamp_;
+  uint32_t chainEpoch_ = 0;
+};
+
+std::vector<int64_t> Scheduler::liveProfile() const {
+  std::vector<int64_t> change(opCount_ + 1, 0);
+  for (size_t i = 0; i < g_.tensors.size(); ++i) {
+    const TensorId t = TensorId(i);
+    if (a_.content[t] != t)
+      continue;
+    const OpId producer = g_.tensors[t].producer;
+    const OpId from = producer == kNone ? 0 : producer;
+    const OpId to =
+        std::min<OpId>(std::max(a_.lastUse[t], from), opCount_ - 1);
+    change[from] += bytes(t);
+    change[to + 1] -= bytes(t);
+  }
+  std::vector<int64_t> profile(opCount_);
+  int64_t live = 0;
+  for (OpId k = 0; k < opCount_; ++k) {
+    live += change[k];
+    const int64_t workspace = g_.ops[k].workspaceBytes;
+    profile[k] =
+        live + (workspace > 0 ? allocationSize(workspace, alignment_) : 0);
+  }
+  return profile;
+}
+
+bool Scheduler::presentAt(TensorId t, OpId at) const {
+  if (g_.tensors[t].producer >= at || a_.lastUse[t] < at)
+    return false;
+  for (auto [from, to] : absent_[t])
+    if (from < at && at < to)
+      return false;
+  return true;
+}
+
+bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
+                                 Price *price) {
+  // Short chains only: a long one re-runs much and holds much at once.
+  constexpr int kChainOpLimit = 6;
+  ++chainEpoch_;
+  std::vector<TensorId> pending = {root};
+  int ops = 0;
+  while (!pending.empty()) {
+    const TensorId t = pending.back();
+    pending.pop_back();
+    const OpId producer = g_.tensors[t].producer;
+    if (chainStamp_[producer] == chainEpoch_)
+      continue;
+    chainStamp_[producer] = chainEpoch_;
+    if (++ops > kChainOpLimit)
+      return false;
+    price->costUs += g_.ops[producer].costUs;
+    if (t != root || rootCounts)
+      price->rebuilt.push_back({at, bytes(t)});
+    for (TensorId in : a_.recomputeReads[producer]) {
+      if (presentAt(in, at)) {
+        price->reads.push_back({in, at});
+        continue;
+      }
+      if (g_.tensors[in].producer == kNone || !a_.recomputable[in])
+        return false;
+      pending.push_back(in);
+    }
+  }
+  return true;
+}
+
+bool Scheduler::priceOf(const Gap &gap, Price *price) {
+  *price = Price();
+  if (!addRecomputation(gap.value, gap.to, /*rootCounts=*/false, price))
+    return false;
+  // Chosen recomputations inside the gap read the value: it must be
+  // rebuilt for each of them too.
+  for (OpId at : readAt_[gap.value])
+    if (gap.from < at && at < gap.to &&
+        !addRecomputation(gap.value, at, /*rootCounts=*/true, price))
+      return false;
+  return true;
+}
+
+ScheduledEvictions Scheduler::run(int64_t targetBytes) {
+  ScheduledEvictions result;
+  result.evictAfter.resize(opCount_);
+  if (opCount_ == 0)
+    return result;
+  Profile profile(liveProfile());
+
+  std::vector<Gap> gaps;
+  GapIndex index(opCount_);
+  for (size_t i = 0; i < g_.tensors.size(); ++i) {
+    const TensorId t = TensorId(i);
+    if (a_.content[t] != t || !a_.evictable[t])
+      continue;
+    const std::vector<OpId> &reads = a_.readers[t];
+    for (size_t r = 1; r < reads.size(); ++r)
+      if (reads[r] - reads[r - 1] >= 2) {
+        index.insert(int32_t(gaps.size()), reads[r - 1] + 1, reads[r] - 1);
+        gaps.push_back({t, reads[r - 1], reads[r]});
+      }
+  }
+
+  std::vector<char> taken(gaps.size(), 0);
+  Price price, bestPrice;
+  while (profile.max() > targetBytes) {
+    int32_t best = -1;
+    double bestScore = 0;
+    index.forEachCovering(profile.argMax(), [&](int32_t id) {
+      if (taken[id] || !priceOf(gaps[id], &price))
+        return;
+      // Bytes freed per microsecond recomputed; the longer gap on ties.
+      const Gap &gap = gaps[id];
+      const double score = double(bytes(gap.value)) / (price.costUs + 1e-6);
+      if (best < 0 || score > bestScore ||
+          (score == bestScore &&
+           gap.to - gap.from > gaps[best].to - gaps[best].from)) {
+        best = id;
+        bestScore = score;
+        std::swap(bestPrice, price);
+      }
+    });
+    if (best < 0)
+      break; // nothing over the peak can go
+    const Gap &gap = gaps[best];
+    taken[best] = 1;
+    absent_[gap.value].push_back({gap.from, gap.to});
+    profile.add(gap.from + 1, gap.to - 1, -bytes(gap.value));
+    for (auto [at, rebuilt] : bestPrice.rebuilt)
+      profile.add(at, at, rebuilt);
+    for (auto [value, at] : bestPrice.reads)
+      if (g_.tensors[value].producer != kNone)
+        readAt_[value].push_back(at);
+    result.evictAfter[gap.from].push_back(gap.value);
+  }
+  result.peakLiveBytes = profile.max();
+  return result;
+}
+
+} // namespace
+
+ScheduledEvictions scheduleEvictions(const Graph &graph,
+                                     const StepAnalysis &analysis,
+                                     int64_t alignment, int64_t targetBytes) {
+  return Scheduler(graph, analysis, alignment).run(targetBytes);
+}
+
+} // namespace coop::planner

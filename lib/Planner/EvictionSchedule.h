@@ -1,0 +1,39 @@
+//===- EvictionSchedule.h - Evictions chosen from the whole future -*- C++ -*-===//
+//
+// Internal to the planner core. An online policy evicts when an allocation
+// finds no room, choosing among what is resident then. Ahead of time every
+// value's reads are known, so evictions can be chosen for the whole step
+// at once: scheduleEvictions() lowers the step's live-byte profile below a
+// target by dropping values between two of their reads, cheapest bytes
+// first, and the simulator follows that schedule (PlanOptions).
+//
+//===----------------------------------------------------------------------===//
+#ifndef COOP_LIB_PLANNER_EVICTIONSCHEDULE_H
+#define COOP_LIB_PLANNER_EVICTIONSCHEDULE_H
+
+#include "StepAnalysis.h"
+
+namespace coop::planner {
+
+struct ScheduledEvictions {
+  /// Per op: the values to evict once it has run.
+  EvictionSchedule evictAfter;
+  /// The live-byte peak the schedule leaves (above the target when nothing
+  /// left could lower it).
+  int64_t peakLiveBytes = 0;
+};
+
+/// Greedy: while the profile's peak is above `targetBytes`, evicts, over
+/// the peak, the value between two of its reads that frees the most bytes
+/// per microsecond recomputed. The price of an eviction is its own
+/// recomputation at the next read (the producer, and the producers of
+/// inputs gone by then) plus the recomputations of it that earlier choices,
+/// which read it inside the gap, now need; each adds its bytes briefly
+/// where it runs.
+ScheduledEvictions scheduleEvictions(const Graph &graph,
+                                     const StepAnalysis &analysis,
+                                     int64_t alignment, int64_t targetBytes);
+
+} // namespace coop::planner
+
+#endif // COOP_LIB_PLANNER_EVICTIONSCHEDULE_H
