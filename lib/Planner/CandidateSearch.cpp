@@ -33,6 +33,8 @@ struct Candidate {
 };
 
 std::string describe(const Candidate &candidate) {
+  if (candidate.policy == Policy::None)
+    return "no recomputation";
   std::string name = policyName(candidate.policy);
   if (!candidate.window)
     name += " (single victims)";
@@ -95,6 +97,8 @@ private:
 
 CandidateSearch::Rank CandidateSearch::consider(const Candidate &candidate,
                                                 bool thorough) {
+  if (found_ && best_.stats.recomputeCount == 0)
+    return Rank(); // nothing recomputes less
   if (found_ && options_.searchTimeLimitSeconds > 0 &&
       elapsed() > options_.searchTimeLimitSeconds) {
     timedOut_ = true;
@@ -110,7 +114,8 @@ CandidateSearch::Rank CandidateSearch::consider(const Candidate &candidate,
   }
   const std::string name =
       describe(candidate) +
-      (thorough ? ", thorough" : ", quick");
+      (candidate.policy == Policy::None ? ""
+                                         : thorough ? ", thorough" : ", quick");
   const double began = elapsed();
   Plan result;
   Status st = plan(graph_, options, &result);
@@ -142,6 +147,11 @@ Status CandidateSearch::finish(Plan *out) {
 
 Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   CandidateSearch search(graph, options);
+  // The schedule without evictions, packed offline, first: where it fits,
+  // nothing recomputes less. It cannot fit below the live bytes' peak.
+  if (options.offlinePacking &&
+      options.budgetBytes >= computeMemoryStats(graph).peakLiveBytes)
+    search.consider({Policy::None, true}, /*thorough=*/true);
   std::vector<Candidate> candidates = {
       {Policy::Lookahead, true}, {Policy::Lookahead, false},
       {Policy::Coop, true},      {Policy::DTR, true},

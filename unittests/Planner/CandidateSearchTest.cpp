@@ -60,7 +60,9 @@ TEST(CandidateSearch, NeverWorseThanAnyPolicy) {
       }
       if (found) {
         EXPECT_FALSE(searched.stats.winningCandidate.empty());
-        EXPECT_GE(searched.stats.candidates.size(), 5u);
+        // Only a plan that recomputes nothing ends the search early.
+        if (searched.stats.recomputeCount > 0)
+          EXPECT_GE(searched.stats.candidates.size(), 5u);
         EXPECT_FALSE(searched.stats.searchTimeLimitReached);
       }
     }
