@@ -29,9 +29,11 @@
 // LOOKAHEAD-NEXT: coop.compute "aten.add"(%[[A]]
 
 // SEARCH: coop-plan-memory @belady: policy lookahead, budget 2048 (2.00 KiB)
-// SEARCH-NEXT: plan search: 10 candidates tried; won: lookahead, budget's arena
-// SEARCH-NEXT: lookahead, budget's arena: 28.57 %
-// SEARCH: coop, budget's arena: 42.86 %
+// SEARCH-NEXT: plan search: 12 candidates tried; won: lookahead, quick
+// SEARCH-NEXT: lookahead, quick: 28.57 %
+// SEARCH: coop, quick: 42.86 %
+// SEARCH: lookahead after evictions scheduled for 103.0 % of the budget, quick: 28.57 %
+// SEARCH: coop, thorough: 42.86 %
 // SEARCH: recomputations: 2
 func.func @belady(%x: tensor<128xf32> {coop.role = #coop.role<input>})
     -> tensor<128xf32> attributes {coop.step} {

@@ -21,6 +21,7 @@ PlanOptions unlimited(PlanOptions options) {
 
 TEST(CandidateSearch, NeverWorseThanAnyPolicy) {
   int compared = 0, lookaheadBeatsCoop = 0, coopBeatsLookahead = 0;
+  int scheduleWins = 0;
   for (uint64_t seed = 0; seed < 24; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Graph g;
@@ -60,6 +61,8 @@ TEST(CandidateSearch, NeverWorseThanAnyPolicy) {
       }
       if (found) {
         EXPECT_FALSE(searched.stats.winningCandidate.empty());
+        scheduleWins += contains(searched.stats.winningCandidate,
+                                 "evictions scheduled");
         // Only a plan that recomputes nothing ends the search early.
         if (searched.stats.recomputeCount > 0)
           EXPECT_GE(searched.stats.candidates.size(), 5u);
@@ -70,9 +73,47 @@ TEST(CandidateSearch, NeverWorseThanAnyPolicy) {
   EXPECT_GT(compared, 100);
   // Knowing the future must pay off somewhere.
   EXPECT_GT(lookaheadBeatsCoop, 0);
+  EXPECT_GT(scheduleWins, 0);
   std::printf("%d plans compared; lookahead recomputes less than coop on %d "
-              "budgets, more on %d\n",
-              compared, lookaheadBeatsCoop, coopBeatsLookahead);
+              "budgets, more on %d; a scheduled eviction plan won on %d\n",
+              compared, lookaheadBeatsCoop, coopBeatsLookahead, scheduleWins);
+}
+
+/// x -> a -> b -> c, and a is read again by the last op: a schedule that
+/// evicts a after b has read it frees its bytes over c's production and
+/// brings it back, recomputed, for the last op.
+TEST(CandidateSearch, SimulatorFollowsAScheduleOfEvictions) {
+  Graph g;
+  TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  OpId makeA = g.addOp("aten.exp", {x}, {40}, {}, 1.0);
+  TensorId a = g.ops[makeA].outputs[0];
+  OpId makeB = g.addOp("aten.sin", {a}, {40}, {}, 1.0);
+  TensorId b = g.ops[makeB].outputs[0];
+  TensorId c = g.ops[g.addOp("aten.cos", {b}, {40}, {}, 1.0)].outputs[0];
+  g.markStepOutput(g.ops[g.addOp("aten.add", {a, c}, {1}, {}, 1.0)].outputs[0]);
+  ASSERT_TRUE(g.finalize());
+  PlanOptions o = byteOptions(Policy::Lookahead, 1000);
+  auto schedule = std::make_shared<EvictionSchedule>(g.ops.size());
+  (*schedule)[makeB].push_back(a);
+  o.scheduledEvictions = schedule;
+  Plan p;
+  ASSERT_OK(planAndVerify(g, o, &p, simulate));
+  // Nothing forced it (the arena holds everything): only the schedule did.
+  EXPECT_EQ(p.stats.evictionEvents, 0);
+  EXPECT_EQ(p.stats.evictionCount, 1);
+  EXPECT_EQ(p.stats.recomputeCount, 1);
+  size_t runB = 0, evictA = 0, recomputeA = 0;
+  for (size_t i = 0; i < p.instructions.size(); ++i) {
+    const Instruction &ins = p.instructions[i];
+    if (ins.kind == InstructionKind::Run && ins.op == makeB)
+      runB = i;
+    if (ins.kind == InstructionKind::Evict && ins.tensor == a)
+      evictA = i;
+    if (ins.kind == InstructionKind::Recompute && ins.op == makeA)
+      recomputeA = i;
+  }
+  EXPECT_LT(runB, evictA);
+  EXPECT_LT(evictA, recomputeA);
 }
 
 TEST(CandidateSearch, IsDeterministic) {
