@@ -30,7 +30,9 @@ Constraints:
 Objective: minimise sum cost(i) R[t,i]; overhead = that / the step's cost.
 
 With --mode milp (the default) HiGHS solves the MILP under the time limit;
-the bound reported is its proven dual bound (the optimum when it finishes).
+the bound reported is its proven dual bound (the optimum when it finishes),
+or, if it proved none above 0 in time, the LP relaxation's, solved with
+the same limit, when that is higher.
 With --mode lp the integrality is relaxed: the LP optimum is also a lower
 bound, a weaker one. A bench tool: it needs highspy (pip install highspy)
 and says so, without failing, when it is missing.
@@ -480,6 +482,17 @@ def main(argv=None):
             status, bound, seconds, detail = solve(
                 highspy, model, p, budget, args.mode, args.time_limit,
                 args.threads)
+            if args.mode == "milp" and (
+                    status == "none" or (status == "milp-bound" and bound <= 0)):
+                # No useful dual bound in time (the root LP did not finish):
+                # the LP relaxation alone, with the same limit, is still one.
+                lp_status, lp_bound, more, lp_detail = solve(
+                    highspy, model, p, budget, "lp", args.time_limit,
+                    args.threads)
+                seconds += more
+                if lp_bound is not None and (bound is None or lp_bound > bound):
+                    status, bound = lp_status, lp_bound
+                detail += "; then " + (lp_detail or "LP relaxation")
         overhead = None if bound is None else bound / graph["baselineCostUs"]
         results.append(dict(step=graph["step"], ratio=ratio, budget=budget,
                             status=status, boundUs=bound, overhead=overhead,

@@ -100,24 +100,45 @@ def dump(args, mlir, out):
 
 
 def plan_overhead(args, mlir, ratio, policy):
-    """Compute overhead in %, or the reason there is no plan."""
+    """(compute overhead in % or why there is no plan, the policy coop-opt
+    named, the --check-plan verdict)."""
     options = "ratio=%s report=true" % ratio
     if policy:
         options += " policy=" + policy
+    planned = "%s.r%s.%s.planned.mlir" % (mlir, ratio, policy or "default")
     p = run([os.path.join(args.build, "bin/coop-opt"), mlir,
-             "--coop-plan-memory=" + options, "-o", os.devnull], retry=crashed)
+             "--coop-plan-memory=" + options, "-o", planned], retry=crashed)
     out = p.stdout.decode()
     m = re.search(r"compute overhead:\s+([0-9.]+) %", out)
     used = re.search(r"policy (\S+), budget", out)
+    used = used.group(1) if used else policy
     if p.returncode == 0 and m:
-        return float(m.group(1)), used.group(1) if used else policy
+        return float(m.group(1)), used, check(args, planned)
     err = p.stderr.decode()
     reason = "no plan"
     if "below the memory floor" in err:
         reason = "below floor"
     elif "out of memory" in err:
         reason = "no plan (out of memory)"
-    return reason, policy
+    return reason, used, None
+
+
+def check(args, planned):
+    """Is the plan a point of the relaxation (checkmate_bound.py
+    --check-plan)? 'ok', 'VIOLATED' or why it could not tell."""
+    pjson = planned[:-len(".mlir")] + ".json"
+    d = run([os.path.join(args.lb_build, "bin/coop-dump-graph"), planned,
+             "-o", pjson], retry=crashed)
+    os.remove(planned)  # planned steps are large; the JSON has the plan
+    if d.returncode:
+        return "unreadable plan"
+    c = run([sys.executable, os.path.join(HERE, "checkmate_bound.py"), pjson,
+             "--check-plan"])
+    os.remove(pjson)
+    text = c.stdout.decode()
+    if c.returncode == 0 and "point of the relaxation: OK" in text:
+        return "ok"
+    return "VIOLATED" if "VIOLATED" in text else "check failed"
 
 
 def bound(args, graph_json, ratios, mode):
@@ -234,15 +255,19 @@ def write_md(args, infos, started, wall):
     except ImportError:
         add("- solver: highspy not installed: bounds skipped")
     add("- plans: `coop-opt M.mlir --coop-plan-memory=\"ratio=R report=true "
-        "[policy=coop]\" -o /dev/null` on the graph the bound is for; overheads in "
-        "%, gap = (plan - bound) / bound")
+        "[policy=coop]\" -o P.mlir` on the graph the bound is for; overheads in "
+        "%, gap = (plan - bound) / bound. Each plan is then checked to be a point "
+        "of the relaxation at its budget (`coop-dump-graph P.mlir -o P.json; "
+        "checkmate_bound.py P.json --check-plan`; last column, default/coop: "
+        "ok means every row of the model holds at the plan's point and its "
+        "objective is at most the plan's recomputation cost)")
     add("")
-    add("| model | graph (stages) | ratio | bound kind | bound % | default policy % "
-        "| gap | coop % | gap |")
-    add("|---|---|---|---|---|---|---|---|---|")
+    add("| model | graph (stages) | ratio | bound kind | bound % | default policy % (winner) "
+        "| gap | coop % | gap | plans in the relaxation |")
+    add("|---|---|---|---|---|---|---|---|---|---|")
     for info in infos:
         if "error" in info:
-            add("| %s | %s | | | | | | | |" % (info["model"], info["error"]))
+            add("| %s | %s | | | | | | | | |" % (info["model"], info["error"]))
             continue
         graph = "%s (%d)" % ("full" if info["source"] == "full" else "scaled",
                              info["stages"])
@@ -253,18 +278,24 @@ def write_md(args, infos, started, wall):
                 kind = "scaled-down, " + kind
             bo = ("n/a" if b is None or b.get("overhead") is None
                   else "%.2f" % (100 * b["overhead"]))
-            d, _ = row["plans"]["default"]
-            c, _ = row["plans"]["coop"]
-            add("| %s | %s | %.1f | %s | %s | %s | %s | %s | %s |" % (
+            d, _, dcheck = row["plans"]["default"]
+            c, _, ccheck = row["plans"]["coop"]
+            checks = "/".join(x for x in (dcheck, ccheck) if x) or "-"
+            winner = row["plans"]["default"][1]
+            add("| %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |" % (
                 info["model"], graph, row["ratio"], kind, bo,
-                d if isinstance(d, str) else "%.2f" % d, fmt_gap(d, b),
-                c if isinstance(c, str) else "%.2f" % c, fmt_gap(c, b)))
+                d if isinstance(d, str) else "%.2f (%s)" % (d, winner),
+                fmt_gap(d, b),
+                c if isinstance(c, str) else "%.2f" % c, fmt_gap(c, b), checks))
     add("")
     default_names = sorted({row["plans"]["default"][1] for info in infos
                             if "rows" in info for row in info["rows"]
                             if row["plans"]["default"][1]})
     if default_names:
-        add("Default policy as reported by coop-opt: %s." % ", ".join(default_names))
+        add("The default policy is whatever `coop-opt` defaults to at run time "
+            "(now `search`: the best of several candidate plans); the name in "
+            "brackets is the one its report gives. Names seen: %s." %
+            ", ".join(default_names))
         add("")
     add("Graphs: *full* is the zoo model itself; *scaled* is export_small.py's "
         "model of the same architecture (below), bound and plans both on it. "
