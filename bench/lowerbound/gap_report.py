@@ -25,6 +25,7 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -243,9 +244,11 @@ def write_md(args, infos, started, wall):
         "load average at start %s" % (cpu, os.cpu_count(), mem, platform.system(),
                                       platform.release(), platform.python_version(),
                                       args.load_at_start))
-    add("- checkout: %s (`%s/bin/coop-opt` and `coop-translate` are whatever that "
-        "build holds at run time; `%s/bin/coop-dump-graph` from this checkout)" % (
-            rev, args.build, args.lb_build))
+    add("- checkout: %s; `coop-opt` and `coop-translate` copied from `%s/bin` at "
+        "the start (coop-opt built %s) and run from `%s` for every row; "
+        "`%s/bin/coop-dump-graph` from this checkout" % (
+            rev, args.source_build, args.tools_mtime, args.build + "/bin",
+            args.lb_build))
     try:
         import highspy  # noqa: F401
         from importlib.metadata import version
@@ -362,6 +365,23 @@ def main():
             SMALL_TEXT[name] = text.strip()
     except OSError:
         pass
+    # One coop-opt for every row: build/bin is rebuilt by others while this
+    # runs, so the tools are copied first (retried if caught mid-link).
+    tools = os.path.join(args.work, "bin")
+    os.makedirs(tools, exist_ok=True)
+    for tool in ("coop-opt", "coop-translate"):
+        src = os.path.join(args.build, "bin", tool)
+        for attempt in range(3):
+            shutil.copy2(src, os.path.join(tools, tool))
+            if subprocess.run([os.path.join(tools, tool), "--version"],
+                              capture_output=True).returncode == 0:
+                break
+            time.sleep(15)
+    args.tools_mtime = datetime.datetime.fromtimestamp(
+        os.path.getmtime(os.path.join(args.build, "bin", "coop-opt"))
+    ).strftime("%Y-%m-%d %H:%M:%S")
+    args.source_build = args.build
+    args.build = os.path.dirname(tools)  # so that build/bin/<tool> is the copy
     started = datetime.datetime.now()
     t0 = time.time()
     models = args.models.split(",")
