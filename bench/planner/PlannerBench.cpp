@@ -101,6 +101,7 @@ BENCHMARK(BM_Plan10k)
     ->Arg(int(Policy::Coop))
     ->Arg(int(Policy::DTR))
     ->Arg(int(Policy::DTE))
+    ->Arg(int(Policy::Lookahead))
     ->Unit(benchmark::kMillisecond);
 
 void BM_PlanSearch10k(benchmark::State &state) {
@@ -114,6 +115,19 @@ BENCHMARK(BM_PlanSearch10k)
     ->Arg(int(Policy::DTE))
     ->Unit(benchmark::kMillisecond);
 
+/// The default planner, every candidate (no time limit).
+void BM_SearchPlan10k(benchmark::State &state) {
+  planOnce(
+      state,
+      [](const Graph &g, const PlanOptions &o, Plan *p) {
+        PlanOptions unlimited = o;
+        unlimited.searchTimeLimitSeconds = 0;
+        return searchPlan(g, unlimited, p);
+      },
+      Policy::Lookahead, 10000, kRatio10k);
+}
+BENCHMARK(BM_SearchPlan10k)->Unit(benchmark::kMillisecond);
+
 void BM_CoopScaling(benchmark::State &state) {
   planOnce(state, simulate, Policy::Coop, int32_t(state.range(0)),
            kScalingRatio);
@@ -124,6 +138,16 @@ BENCHMARK(BM_CoopScaling)
     ->Arg(5000)
     ->Arg(10000)
     ->Arg(20000)
+    ->Arg(50000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_LookaheadScaling(benchmark::State &state) {
+  planOnce(state, simulate, Policy::Lookahead, int32_t(state.range(0)),
+           kScalingRatio);
+}
+BENCHMARK(BM_LookaheadScaling)
+    ->Arg(10000)
     ->Arg(50000)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond);

@@ -109,7 +109,11 @@ CandidateSearch::Rank CandidateSearch::consider(const Candidate &candidate,
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
   if (!thorough) {
-    options.searchSimulatedBudget = false;
+    // A schedule's own evictions in an unbounded arena, repacked: one more
+    // simulation, and often the best plan (no contiguity to make room for).
+    options.simulatedArenas = candidate.schedule
+                                  ? PlanOptions::ArenaSearch::Unbounded
+                                  : PlanOptions::ArenaSearch::BudgetOnly;
     options.learnFromFailures = false;
   }
   const std::string name =
@@ -152,24 +156,26 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   if (options.offlinePacking &&
       options.budgetBytes >= computeMemoryStats(graph).peakLiveBytes)
     search.consider({Policy::None, true}, /*thorough=*/true);
-  std::vector<Candidate> candidates = {
-      {Policy::Lookahead, true}, {Policy::Lookahead, false},
-      {Policy::Coop, true},      {Policy::DTR, true},
-      {Policy::DTE, true}};
-  // Schedules aim around the budget: below it, the simulator's contiguity
-  // and the packing's leftovers have headroom; above it, the policy makes
-  // the last evictions where they fit best.
+  std::vector<Candidate> candidates;
+  // Schedules aim at the budget first, then below it (headroom for the
+  // simulator's contiguity and the packing's leftovers), then above it (the
+  // policy makes the last evictions where they fit best).
   const StepAnalysis analysis = analyse(graph, options);
-  int64_t lastPeak = -1;
-  for (int perMille : {1030, 1000, 970, 940}) {
-    const int64_t target = options.budgetBytes / 1000 * perMille;
+  std::vector<int64_t> peaks;
+  for (int perMille : {1000, 970, 940, 1030}) {
+    const int64_t budget = options.budgetBytes;
+    const int64_t target =
+        budget / 1000 * perMille + budget % 1000 * perMille / 1000;
     if (target < analysis.floorBytes)
-      break;
+      continue;
     ScheduledEvictions scheduled =
         scheduleEvictions(graph, analysis, options.alignment, target);
-    if (scheduled.peakLiveBytes == lastPeak)
-      break; // the same schedule as for the previous target
-    lastPeak = scheduled.peakLiveBytes;
+    // A target the greedy could not reach gives the schedule of the one
+    // before it.
+    if (std::find(peaks.begin(), peaks.end(), scheduled.peakLiveBytes) !=
+        peaks.end())
+      continue;
+    peaks.push_back(scheduled.peakLiveBytes);
     auto schedule = std::make_shared<const EvictionSchedule>(
         std::move(scheduled.evictAfter));
     Candidate candidate{Policy::Lookahead, true};
@@ -177,13 +183,20 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
     candidate.targetPerMille = perMille;
     candidates.push_back(std::move(candidate));
   }
+  for (Policy policy : {Policy::Lookahead, Policy::Coop, Policy::DTR,
+                        Policy::DTE}) {
+    candidates.push_back({policy, true});
+    if (policy == Policy::Lookahead)
+      candidates.push_back({policy, false});
+  }
   // The quick round; a failure ranks by how far it got.
   std::vector<std::pair<CandidateSearch::Rank, Candidate>> ranked;
   for (const Candidate &candidate : candidates)
     ranked.push_back({search.consider(candidate, false), candidate});
   const bool thoroughDiffers =
       options.learnFromFailures ||
-      (options.offlinePacking && options.searchSimulatedBudget);
+      (options.offlinePacking &&
+       options.simulatedArenas != PlanOptions::ArenaSearch::BudgetOnly);
   if (thoroughDiffers) {
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto &a, const auto &b) {

@@ -201,9 +201,11 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
                                 first.unplacedRequestBytes;
   // The schedule without evictions, simulated in an unbounded arena, is
   // `none`'s: when it fits once packed, nothing recomputes less.
-  if (options.searchSimulatedBudget && !search.bestRecomputesNothing())
+  using ArenaSearch = PlanOptions::ArenaSearch;
+  if (options.simulatedArenas != ArenaSearch::BudgetOnly &&
+      !search.bestRecomputesNothing())
     search.tryArena(unbounded);
-  if (options.searchSimulatedBudget && !shortOfBytes &&
+  if (options.simulatedArenas == ArenaSearch::Full && !shortOfBytes &&
       !search.bestRecomputesNothing()) {
     // Grow the simulated arena by 1/512, 1/256, ... 1/16 of the budget
     // until a repacked plan no longer fits, then bisect the last step. A
@@ -246,7 +248,8 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // values and recompute less): keep the best of a few below the budget,
   // so a larger budget is rarely worse than a smaller one. Only plans the
   // simulator finds at once: rescuing failures there costs too much.
-  if (options.searchSimulatedBudget && !search.bestRecomputesNothing())
+  if (options.simulatedArenas == ArenaSearch::Full &&
+      !search.bestRecomputesNothing())
     for (int64_t fraction : {16, 8, 4}) {
       const int64_t simulated = (budget - budget / fraction) / align * align;
       if (simulated < first.memoryFloorBytes ||

@@ -320,7 +320,9 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
                                     << static_cast<int64_t>(smallRegion);
   options.smallRegionBytes = smallRegion;
   options.offlinePacking = pack;
-  options.searchSimulatedBudget = searchBudget;
+  options.simulatedArenas = searchBudget
+                                ? planner::PlanOptions::ArenaSearch::Full
+                                : planner::PlanOptions::ArenaSearch::BudgetOnly;
   if (packNodes < 0)
     return emitError(func.getLoc()) << "pack-nodes must be non-negative, got "
                                     << static_cast<int64_t>(packNodes);

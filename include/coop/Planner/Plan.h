@@ -79,9 +79,17 @@ struct PlanOptions {
   /// plan() repacks the schedule offline. Off: plan() is simulate(), the
   /// online policy's plan with the online allocator's addresses.
   bool offlinePacking = true;
-  /// plan() also simulates in arenas larger than the budget, whose plans
-  /// evict less and may still fit the budget once repacked.
-  bool searchSimulatedBudget = true;
+  /// Which arenas plan() simulates in besides the budget's own: larger
+  /// ones evict less and may still fit the budget once repacked.
+  enum class ArenaSearch {
+    BudgetOnly,
+    /// Also an unbounded arena: the schedule without evictions, or only
+    /// the scheduled ones.
+    Unbounded,
+    /// Also arenas growing from the budget, and a few below it.
+    Full,
+  };
+  ArenaSearch simulatedArenas = ArenaSearch::Full;
   /// The packer's exact-search nodes per repacked plan (PackOptions).
   int64_t packingNodeLimit = 2000;
   /// searchPlan(): once a plan is found, no new candidate starts after
@@ -199,7 +207,7 @@ struct Plan {
 Status simulate(const Graph &graph, const PlanOptions &options, Plan *out);
 
 /// Plans a finalized graph into options.budgetBytes: simulate() in that
-/// arena and, with options.searchSimulatedBudget, in larger ones (policy
+/// arena and, as options.simulatedArenas asks, in larger ones (policy
 /// `none`: once, in an unbounded one, since its schedule does not depend
 /// on the arena), each plan's buffers repacked offline; the plan that fits
 /// the budget with the least compute overhead wins (ties: the smaller
