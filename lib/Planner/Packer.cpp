@@ -286,9 +286,12 @@ Packing dropOntoSkyline(const Part &p, const std::vector<int32_t> &order) {
 /// of the initial packing's order when there is one. A large part gets the
 /// initial order and the first three only, and a part whose overlapping
 /// pairs are too many to list (each order costs time linear in them) is
-/// dropped onto its skyline in the initial order, or by size.
+/// dropped onto its skyline in the initial order, or by size. Stops at the
+/// first packing whose peak is at most `goodEnough`; the initial order
+/// dropped onto its skyline, which needs no list of overlaps, goes first.
 Packing packByGreedyOrders(const Part &p, const Contention &contention,
-                           const std::vector<int64_t> *initial, bool large) {
+                           const std::vector<int64_t> *initial, bool large,
+                           int64_t goodEnough) {
   const size_t n = p.size.size();
   auto length = [&](int32_t i) { return int64_t(p.end[i]) - p.begin[i]; };
   auto sorted = [&](auto before) {
@@ -297,6 +300,15 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
     std::stable_sort(order.begin(), order.end(), before);
     return order;
   };
+  if (initial) {
+    Packing dropped = dropOntoSkyline(p, sorted([&](int32_t a, int32_t b) {
+      return (*initial)[p.ids[a]] < (*initial)[p.ids[b]];
+    }));
+    if (dropped.peak <= goodEnough) {
+      dropped.method = "dropped-initial";
+      return dropped;
+    }
+  }
   struct Candidate {
     const char *name;
     std::vector<int32_t> order;
@@ -370,6 +382,8 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
       best = std::move(packing);
       best.method = c.name;
     }
+    if (best.peak <= goodEnough)
+      break;
   }
   return best;
 }
@@ -732,12 +746,12 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
     if (!part.ids.empty()) {
       const Contention contention(part);
       const bool large = part.ids.size() > size_t(options.searchMaxBuffers);
-      best = packByGreedyOrders(part, contention, initial, large);
       // Nothing needs to beat the lower bound of the whole set: every
       // capacity below `known` is infeasible or not worth proving. Nor
       // the target, when it is higher.
       int64_t known = lowerBound - base[k];
       const int64_t goodEnough = std::max(known, target - base[k]);
+      best = packByGreedyOrders(part, contention, initial, large, goodEnough);
       const bool targetReachable = target == 0 || lowerBound <= target;
       if (best.peak > goodEnough && targetReachable &&
           options.searchNodeLimit > 0 && !large) {

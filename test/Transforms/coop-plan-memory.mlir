@@ -7,7 +7,7 @@
 
 // PACKED: coop-plan-memory @evict_and_recompute: policy coop, budget 2048 (2.00 KiB)
 // PACKED: peak allocated: 2048 (2.00 KiB)
-// PACKED-NEXT: arena high water: 2048 (2.00 KiB) (packed offline: compacted-initial, lower bound 2048 (2.00 KiB), optimal)
+// PACKED-NEXT: arena high water: 2048 (2.00 KiB) (packed offline: dropped-initial, lower bound 2048 (2.00 KiB), optimal)
 // PACKED-NEXT: simulated arena: 2048 (2.00 KiB) (best of {{[0-9]+}} tried)
 // PACKED-NEXT: compute overhead: 20.00 %
 // PACKED: planning time: {{[0-9.]+}} ms ({{[0-9.]+}} ms repacking)
