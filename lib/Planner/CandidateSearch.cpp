@@ -17,19 +17,25 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <memory>
 
 namespace coop::planner {
 namespace {
 
 /// A policy, its eviction shape, and evictions chosen ahead of time.
 struct Candidate {
-  Candidate(Policy policy, bool window) : policy(policy), window(window) {}
+  Candidate(Policy policy, bool window, int targetPerMille = 0)
+      : policy(policy), window(window), targetPerMille(targetPerMille) {}
   Policy policy;
   /// Coop's contiguous window, or single victims compared per byte.
   bool window;
+  /// Evictions scheduled for the live bytes to stay below this per mille of
+  /// the budget (0: none), computed when the candidate first runs.
+  int targetPerMille;
   std::shared_ptr<const EvictionSchedule> schedule;
-  /// The schedule's target, in per mille of the budget.
-  int targetPerMille = 0;
+  /// No schedule of its own: its target is below the floor, or the greedy
+  /// reached no lower a peak than for another target.
+  bool redundant = false;
 };
 
 std::string describe(const Candidate &candidate) {
@@ -38,7 +44,7 @@ std::string describe(const Candidate &candidate) {
   std::string name = policyName(candidate.policy);
   if (!candidate.window)
     name += " (single victims)";
-  if (candidate.schedule)
+  if (candidate.targetPerMille > 0)
     name += " after evictions scheduled for " +
             std::to_string(candidate.targetPerMille / 10) + "." +
             std::to_string(candidate.targetPerMille % 10) + " % of the budget";
@@ -76,7 +82,7 @@ public:
   /// Quick: one simulation in the budget's arena, no replays after a
   /// failure. Thorough: plan() as the options ask (replays, simulated
   /// arenas).
-  Rank consider(const Candidate &candidate, bool thorough);
+  Rank consider(Candidate &candidate, bool thorough);
   Status finish(Plan *out);
 
 private:
@@ -93,9 +99,37 @@ private:
   Plan best_, first_;
   bool found_ = false, timedOut_ = false;
   Status firstError_ = Status::ok();
+  /// For schedules, once one is needed.
+  std::unique_ptr<StepAnalysis> analysis_;
+  std::vector<int64_t> scheduledPeaks_;
+
+  /// Computes `candidate`'s schedule, or marks it redundant.
+  void schedule(Candidate &candidate);
 };
 
-CandidateSearch::Rank CandidateSearch::consider(const Candidate &candidate,
+void CandidateSearch::schedule(Candidate &candidate) {
+  if (!analysis_)
+    analysis_ = std::make_unique<StepAnalysis>(analyse(graph_, options_));
+  const int64_t budget = options_.budgetBytes;
+  const int64_t perMille = candidate.targetPerMille;
+  const int64_t target = budget / 1000 * perMille + budget % 1000 * perMille / 1000;
+  if (target < analysis_->floorBytes) {
+    candidate.redundant = true;
+    return;
+  }
+  ScheduledEvictions scheduled =
+      scheduleEvictions(graph_, *analysis_, options_.alignment, target);
+  if (std::find(scheduledPeaks_.begin(), scheduledPeaks_.end(),
+                scheduled.peakLiveBytes) != scheduledPeaks_.end()) {
+    candidate.redundant = true;
+    return;
+  }
+  scheduledPeaks_.push_back(scheduled.peakLiveBytes);
+  candidate.schedule = std::make_shared<const EvictionSchedule>(
+      std::move(scheduled.evictAfter));
+}
+
+CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
                                                 bool thorough) {
   if (found_ && best_.stats.recomputeCount == 0)
     return Rank(); // nothing recomputes less
@@ -104,6 +138,11 @@ CandidateSearch::Rank CandidateSearch::consider(const Candidate &candidate,
     timedOut_ = true;
     return Rank();
   }
+  if (candidate.targetPerMille > 0 && !candidate.schedule &&
+      !candidate.redundant)
+    schedule(candidate);
+  if (candidate.redundant)
+    return Rank();
   PlanOptions options = options_;
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
@@ -115,6 +154,9 @@ CandidateSearch::Rank CandidateSearch::consider(const Candidate &candidate,
                                   ? PlanOptions::ArenaSearch::Unbounded
                                   : PlanOptions::ArenaSearch::BudgetOnly;
     options.learnFromFailures = false;
+    // The budget's arena was laid out by the simulator: compacting its own
+    // order mostly fits. An unbounded one was not, and needs the packer.
+    options.packInitialOrderOnly = !candidate.schedule;
   }
   const std::string name =
       describe(candidate) +
@@ -154,35 +196,16 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // The schedule without evictions, packed offline, first: where it fits,
   // nothing recomputes less. It cannot fit below the live bytes' peak.
   if (options.offlinePacking &&
-      options.budgetBytes >= computeMemoryStats(graph).peakLiveBytes)
-    search.consider({Policy::None, true}, /*thorough=*/true);
-  std::vector<Candidate> candidates;
+      options.budgetBytes >= computeMemoryStats(graph).peakLiveBytes) {
+    Candidate withoutEvictions{Policy::None, true};
+    search.consider(withoutEvictions, /*thorough=*/true);
+  }
   // Schedules aim at the budget first, then below it (headroom for the
   // simulator's contiguity and the packing's leftovers), then above it (the
   // policy makes the last evictions where they fit best).
-  const StepAnalysis analysis = analyse(graph, options);
-  std::vector<int64_t> peaks;
-  for (int perMille : {1000, 970, 940, 1030}) {
-    const int64_t budget = options.budgetBytes;
-    const int64_t target =
-        budget / 1000 * perMille + budget % 1000 * perMille / 1000;
-    if (target < analysis.floorBytes)
-      continue;
-    ScheduledEvictions scheduled =
-        scheduleEvictions(graph, analysis, options.alignment, target);
-    // A target the greedy could not reach gives the schedule of the one
-    // before it.
-    if (std::find(peaks.begin(), peaks.end(), scheduled.peakLiveBytes) !=
-        peaks.end())
-      continue;
-    peaks.push_back(scheduled.peakLiveBytes);
-    auto schedule = std::make_shared<const EvictionSchedule>(
-        std::move(scheduled.evictAfter));
-    Candidate candidate{Policy::Lookahead, true};
-    candidate.schedule = std::move(schedule);
-    candidate.targetPerMille = perMille;
-    candidates.push_back(std::move(candidate));
-  }
+  std::vector<Candidate> candidates;
+  for (int perMille : {1000, 970, 940, 1030})
+    candidates.push_back({Policy::Lookahead, true, perMille});
   for (Policy policy : {Policy::Lookahead, Policy::Coop, Policy::DTR,
                         Policy::DTE}) {
     candidates.push_back({policy, true});
@@ -191,7 +214,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   }
   // The quick round; a failure ranks by how far it got.
   std::vector<std::pair<CandidateSearch::Rank, Candidate>> ranked;
-  for (const Candidate &candidate : candidates)
+  for (Candidate &candidate : candidates)
     ranked.push_back({search.consider(candidate, false), candidate});
   const bool thoroughDiffers =
       options.learnFromFailures ||
@@ -202,7 +225,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
                      [](const auto &a, const auto &b) {
                        return a.first < b.first;
                      });
-    for (const auto &entry : ranked)
+    for (auto &entry : ranked)
       search.consider(entry.second, true);
   }
   return search.finish(out);

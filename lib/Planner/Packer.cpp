@@ -291,7 +291,7 @@ Packing dropOntoSkyline(const Part &p, const std::vector<int32_t> &order) {
 /// dropped onto its skyline, which needs no list of overlaps, goes first.
 Packing packByGreedyOrders(const Part &p, const Contention &contention,
                            const std::vector<int64_t> *initial, bool large,
-                           int64_t goodEnough) {
+                           bool initialOrderOnly, int64_t goodEnough) {
   const size_t n = p.size.size();
   auto length = [&](int32_t i) { return int64_t(p.end[i]) - p.begin[i]; };
   auto sorted = [&](auto before) {
@@ -366,7 +366,9 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
                             return (*initial)[p.ids[a]] < (*initial)[p.ids[b]];
                           }),
                           false});
-  if (large)
+  if (initial && initialOrderOnly)
+    candidates.resize(1);
+  else if (large)
     candidates.resize(initial ? 4 : 3);
   if (countOverlaps(p) > kMaxListedOverlaps) {
     Packing dropped = dropOntoSkyline(p, candidates.front().order);
@@ -751,10 +753,11 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
       // the target, when it is higher.
       int64_t known = lowerBound - base[k];
       const int64_t goodEnough = std::max(known, target - base[k]);
-      best = packByGreedyOrders(part, contention, initial, large, goodEnough);
+      best = packByGreedyOrders(part, contention, initial, large,
+                                options.initialOrderOnly, goodEnough);
       const bool targetReachable = target == 0 || lowerBound <= target;
       if (best.peak > goodEnough && targetReachable &&
-          options.searchNodeLimit > 0 && !large) {
+          options.searchNodeLimit > 0 && !large && !options.initialOrderOnly) {
         SkylineSearch search(part, options.searchNodeLimit - result->searchNodes,
                              deadline, options.searchTimeLimitSeconds > 0);
         // Aim at what is good enough first, then bisect between the least

@@ -47,6 +47,7 @@ public:
       : graph_(graph), options_(options) {
     packing_.alignment = options.alignment;
     packing_.searchNodeLimit = options.packingNodeLimit;
+    packing_.initialOrderOnly = options.packInitialOrderOnly;
     // The ratio's denominator, `none`'s arena, is packed as low as it
     // goes; any other plan only needs to fit.
     if (options.policy != Policy::None)
@@ -60,7 +61,8 @@ public:
   /// a failed simulation is not replayed.
   Outcome tryArena(int64_t simulated, bool rescue = true);
   bool found() const { return found_; }
-  /// The simulator's error at the first arena tried, or a repacking error.
+  /// The simulator's error at the budget's arena (else at the first arena
+  /// tried), or a repacking error.
   const Status &firstError() const { return firstError_; }
   const Plan &firstPlan() const { return firstPlan_; }
   /// Moves the winning plan out, repacked, with the search's figures.
@@ -78,6 +80,7 @@ private:
   PackOptions packing_;
   Plan best_, firstPlan_;
   bool found_ = false;
+  bool budgetTried_ = false;
   bool bestRepacked_ = false;
   Status firstError_ = Status::ok();
   int64_t tried_ = 0;
@@ -113,7 +116,10 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
                         candidate.stats.peakAllocatedBytes > options_.budgetBytes;
   if (st && !fitsAsIs && !hopeless)
     st = repack(&candidate);
-  if (tried_++ == 0) {
+  // The budget's own arena has the error worth reporting.
+  const bool atBudget = simulated == options_.budgetBytes;
+  if (tried_++ == 0 || (atBudget && !budgetTried_)) {
+    budgetTried_ |= atBudget;
     firstError_ = st;
     firstPlan_ = candidate;
   }
@@ -188,6 +194,18 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
   }
 
   using Outcome = SimulatedBudgetSearch::Outcome;
+  using ArenaSearch = PlanOptions::ArenaSearch;
+  if (options.simulatedArenas == ArenaSearch::Unbounded) {
+    // Where the arena that needs no eviction for contiguity fits once
+    // repacked, the budget's own can only add evictions.
+    if (search.tryArena(unbounded) != Outcome::Fits)
+      search.tryArena(budget);
+    if (!search.found()) {
+      *out = search.firstPlan();
+      return search.firstError();
+    }
+    return search.take(out);
+  }
   const Outcome atBudget = search.tryArena(budget);
   if (budget < search.firstPlan().stats.memoryFloorBytes) {
     *out = search.firstPlan();
@@ -201,7 +219,6 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
                                 first.unplacedRequestBytes;
   // The schedule without evictions, simulated in an unbounded arena, is
   // `none`'s: when it fits once packed, nothing recomputes less.
-  using ArenaSearch = PlanOptions::ArenaSearch;
   if (options.simulatedArenas != ArenaSearch::BudgetOnly &&
       !search.bestRecomputesNothing())
     search.tryArena(unbounded);

@@ -43,6 +43,10 @@ struct PackOptions {
   /// the lower bound); no exact search when the lower bound is above it.
   /// A plan that must fit a budget needs no better, and can get no more.
   int64_t targetPeak = 0;
+  /// Only the initial packing's order (dropped onto the skyline, then
+  /// placed greedily), no other order and no exact search: a quick check
+  /// that a plan fits, for a search that has many to judge.
+  bool initialOrderOnly = false;
   /// Wall-clock safety net for the exact search, in seconds (0: none).
   /// Only reached on instances far larger than the node limit expects.
   double searchTimeLimitSeconds = 0;

@@ -92,6 +92,8 @@ struct PlanOptions {
   ArenaSearch simulatedArenas = ArenaSearch::Full;
   /// The packer's exact-search nodes per repacked plan (PackOptions).
   int64_t packingNodeLimit = 2000;
+  /// Repack by the simulator's own order only (PackOptions): quick.
+  bool packInitialOrderOnly = false;
   /// searchPlan(): once a plan is found, no new candidate starts after
   /// this many seconds (0: no limit).
   double searchTimeLimitSeconds = 3.0;
