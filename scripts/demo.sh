@@ -23,7 +23,7 @@ compile() { # compile OPTIONS NAME
 }
 
 "$BUILD/bin/coop-opt" "$ROOT/models/mlp.mlir" --coop-memory-stats -o /dev/null
-compile "ratio=0.5 policy=coop report=true svg=$OUT/mlp.svg" mlp
+compile "ratio=0.5 report=true svg=$OUT/mlp.svg" mlp
 compile "ratio=1.0 policy=none" mlp-unconstrained
 
 "$BUILD/bin/coop-run" "$OUT/mlp.plan" --backend cpu --steps "$STEPS" --seed 1 \
