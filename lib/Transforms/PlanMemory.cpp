@@ -328,7 +328,8 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
                                     << static_cast<int64_t>(packNodes);
   options.packingNodeLimit = packNodes;
 
-  if (budget.empty() == (ratio == 0.0))
+  // ratio=0 is given, not missing: it is refused below as not positive.
+  if (budget.empty() == !ratio.hasValue())
     return func.emitError(
         "give exactly one of budget=<bytes> (e.g. 512MiB) or ratio=<r>");
   if (!budget.empty()) {
@@ -351,8 +352,16 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
     return emitError(func.getLoc()) << "cannot size the step without "
                                        "rematerialization: "
                                     << status.message();
-  options.budgetBytes = static_cast<int64_t>(
-      ratio * static_cast<double>(noRematerializationBytes));
+  // The budget must be a representable byte count: a ratio so large (or
+  // infinite) that it is not would wrap.
+  const double bytes = ratio * static_cast<double>(noRematerializationBytes);
+  if (!(bytes < 0x1p62))
+    return emitError(func.getLoc())
+           << "ratio " << ratio << " gives a budget of " << bytes
+           << " bytes, more than the largest supported (2^62); give a "
+              "ratio of at most "
+           << 0x1p62 / static_cast<double>(noRematerializationBytes);
+  options.budgetBytes = static_cast<int64_t>(bytes);
   return options;
 }
 

@@ -8,6 +8,11 @@
 // BOTH: error: give exactly one of budget=<bytes> (e.g. 512MiB) or ratio=<r>
 // RUN: not coop-opt %s --coop-plan-memory="ratio=-0.5" 2>&1 | FileCheck %s --check-prefix=RATIO
 // RATIO: error: ratio must be positive, got -5.000000e-01
+// RUN: not coop-opt %s --coop-plan-memory="ratio=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: ratio must be positive, got 0.000000e+00
+// RUN: not coop-opt %s --coop-plan-memory="ratio=inf" 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not coop-opt %s --coop-plan-memory="ratio=1e30" 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: ratio {{.*}} gives a budget of {{.*}} bytes, more than the largest supported (2^62); give a ratio of at most
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB alignment=0" 2>&1 | FileCheck %s --check-prefix=ALIGN
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB" --coop-plan-memory="budget=1MiB" 2>&1 | FileCheck %s --check-prefix=AGAIN
 // AGAIN: error: step is already planned
