@@ -3,7 +3,6 @@
 #include "coop/Analysis/PlannedStep.h"
 #include "coop/Dialect/Coop/IR/CoopOps.h"
 
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::coop;
@@ -35,13 +34,9 @@ void PlannedStep::read(func::FuncOp func) {
                                    "--coop-plan-memory first");
   const planner::Graph &graph = step.getGraph();
   plan.budgetBytes = summary.getAs<IntegerAttr>("budget").getInt();
-  plan.policy = llvm::StringSwitch<planner::Policy>(
-                    summary.getAs<StringAttr>("policy").getValue())
-                    .Case("dtr", planner::Policy::DTR)
-                    .Case("dte", planner::Policy::DTE)
-                    .Case("lookahead", planner::Policy::Lookahead)
-                    .Case("none", planner::Policy::None)
-                    .Default(planner::Policy::Coop);
+  if (!planner::policyFromName(
+          summary.getAs<StringAttr>("policy").getValue().str(), &plan.policy))
+    plan.policy = planner::Policy::Coop;
   if (auto align = summary.getAs<IntegerAttr>("alignment"))
     alignment = std::max<int64_t>(align.getInt(), 1);
   residentAt.assign(graph.tensors.size(), -1);

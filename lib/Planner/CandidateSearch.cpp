@@ -51,22 +51,12 @@ std::string describe(const Candidate &candidate) {
   return name;
 }
 
-bool better(const PlanStats &x, const PlanStats &y) {
-  if (x.executedCostUs != y.executedCostUs)
-    return x.executedCostUs < y.executedCostUs;
-  if (x.recomputeCount != y.recomputeCount)
-    return x.recomputeCount < y.recomputeCount;
-  return x.addressHighWater < y.addressHighWater;
-}
-
 class CandidateSearch {
 public:
   CandidateSearch(const Graph &graph, const PlanOptions &options)
       : graph_(graph), options_(options),
         start_(std::chrono::steady_clock::now()) {}
 
-  /// Plans one candidate unless the time limit has passed and a plan was
-  /// found. Returns its executed cost, infinite when it did not plan.
   /// How promising a candidate is: its executed cost when it planned;
   /// otherwise worse than any plan, the earlier it ran out of memory.
   struct Rank {
@@ -79,8 +69,10 @@ public:
       return planned ? cost < other.cost : failedOp > other.failedOp;
     }
   };
-  /// Quick: one simulation in the budget's arena, no replays after a
-  /// failure. Thorough: plan() as the options ask (replays, simulated
+  /// Plans one candidate, unless a plan was found and it recomputes nothing
+  /// or the time limit has passed. Quick: one simulation in the budget's
+  /// arena (a scheduled candidate's unbounded one first), no replays after
+  /// a failure. Thorough: plan() as the options ask (replays, simulated
   /// arenas).
   Rank consider(Candidate &candidate, bool thorough);
   Status finish(Plan *out);
@@ -174,7 +166,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   if (!st)
     return {false, 0, result.stats.failedOp};
   const Rank rank = {true, result.stats.executedCostUs, kNone};
-  if (!found_ || better(result.stats, best_.stats)) {
+  if (!found_ || costsLess(result.stats, best_.stats)) {
     best_ = std::move(result);
     best_.stats.winningCandidate = name;
     found_ = true;

@@ -89,13 +89,9 @@ private:
 
 bool SimulatedBudgetSearch::better(const Plan &a, const Plan &b) const {
   const PlanStats &x = a.stats, &y = b.stats;
-  if (x.executedCostUs != y.executedCostUs)
-    return x.executedCostUs < y.executedCostUs;
-  if (x.recomputeCount != y.recomputeCount)
-    return x.recomputeCount < y.recomputeCount;
-  if (x.addressHighWater != y.addressHighWater)
-    return x.addressHighWater < y.addressHighWater;
-  return x.simulatedBudgetBytes < y.simulatedBudgetBytes;
+  if (costsLess(x, y) || costsLess(y, x))
+    return costsLess(x, y);
+  return x.simulatedBudgetBytes < y.simulatedBudgetBytes; // the smaller arena
 }
 
 SimulatedBudgetSearch::Outcome
@@ -160,6 +156,14 @@ Status SimulatedBudgetSearch::take(Plan *out) {
 }
 
 } // namespace
+
+bool costsLess(const PlanStats &a, const PlanStats &b) {
+  if (a.executedCostUs != b.executedCostUs)
+    return a.executedCostUs < b.executedCostUs;
+  if (a.recomputeCount != b.recomputeCount)
+    return a.recomputeCount < b.recomputeCount;
+  return a.addressHighWater < b.addressHighWater;
+}
 
 Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
   if (!options.offlinePacking)

@@ -41,6 +41,16 @@ const char *policyName(Policy policy) {
   return "unknown";
 }
 
+bool policyFromName(const std::string &name, Policy *policy) {
+  for (Policy p : {Policy::None, Policy::Coop, Policy::DTR, Policy::DTE,
+                   Policy::Lookahead})
+    if (name == policyName(p)) {
+      *policy = p;
+      return true;
+    }
+  return false;
+}
+
 int64_t allocationSize(int64_t bytes, int64_t alignment) {
   // Zero-byte values still get a distinct address.
   bytes = std::max<int64_t>(bytes, 1);

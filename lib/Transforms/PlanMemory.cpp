@@ -16,7 +16,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -208,20 +207,6 @@ LogicalResult ScheduleBuilder::build() {
   return success();
 }
 
-FailureOr<planner::Policy> parsePolicy(StringRef name) {
-  std::optional<planner::Policy> policy =
-      llvm::StringSwitch<std::optional<planner::Policy>>(name)
-          .Case("coop", planner::Policy::Coop)
-          .Case("dtr", planner::Policy::DTR)
-          .Case("dte", planner::Policy::DTE)
-          .Case("lookahead", planner::Policy::Lookahead)
-          .Case("none", planner::Policy::None)
-          .Default(std::nullopt);
-  if (!policy)
-    return failure();
-  return *policy;
-}
-
 struct CoopPlanMemoryPass
     : public mlir::coop::impl::CoopPlanMemoryBase<CoopPlanMemoryPass> {
   using Base::Base;
@@ -295,14 +280,12 @@ FailureOr<planner::PlanOptions>
 CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
   func::FuncOp func = getOperation();
   planner::PlanOptions options;
+  // The search ignores options.policy.
   searchCandidates = policy == "search";
-  FailureOr<planner::Policy> parsedPolicy =
-      searchCandidates ? planner::Policy::Lookahead : parsePolicy(policy);
-  if (failed(parsedPolicy))
+  if (!searchCandidates && !planner::policyFromName(policy, &options.policy))
     return emitError(func.getLoc())
            << "unknown policy '" << policy
            << "'; expected search, lookahead, coop, dtr, dte or none";
-  options.policy = *parsedPolicy;
   if (!(timeLimit >= 0.0))
     return emitError(func.getLoc())
            << "time-limit must be a non-negative number of seconds, got "

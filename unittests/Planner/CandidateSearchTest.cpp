@@ -25,16 +25,12 @@ TEST(CandidateSearch, NeverWorseThanAnyPolicy) {
   for (uint64_t seed = 0; seed < 24; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Graph g;
-    TrainingGraphShape shape;
-    shape.layers = 2 + int32_t(seed % 7);
-    shape.batchNormProbability = seed % 3 == 0 ? 0.5 : 0.0;
-    ASSERT_OK(generateTrainingGraph(seed, shape, &g));
+    ASSERT_OK(sweepStep(seed, 7, &g));
     PlanOptions o = unlimited(PlanOptions());
     StepBounds bounds;
     ASSERT_OK(stepBounds(g, o, &bounds));
     for (double fraction : {0.1, 0.4, 0.7}) {
-      o.budgetBytes =
-          bounds.floor + int64_t(fraction * double(bounds.none - bounds.floor));
+      o.budgetBytes = budgetBetween(bounds, fraction);
       Plan searched;
       Status found = planAndVerify(g, o, &searched, searchPlan);
       double coopCost = -1, lookaheadCost = -1;

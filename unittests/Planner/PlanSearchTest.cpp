@@ -91,16 +91,12 @@ TEST(PlanSearch, NeverWorseThanTheSimulator) {
   for (uint64_t seed = 0; seed < 40; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Graph g;
-    TrainingGraphShape shape;
-    shape.layers = 2 + int32_t(seed % 9);
-    shape.batchNormProbability = seed % 3 == 0 ? 0.5 : 0.0;
-    ASSERT_OK(generateTrainingGraph(seed, shape, &g));
+    ASSERT_OK(sweepStep(seed, 9, &g));
     PlanOptions o;
     StepBounds bounds;
     ASSERT_OK(stepBounds(g, o, &bounds));
     for (double fraction : {0.1, 0.4, 0.7}) {
-      o.budgetBytes =
-          bounds.floor + int64_t(fraction * double(bounds.none - bounds.floor));
+      o.budgetBytes = budgetBetween(bounds, fraction);
       for (Policy policy : {Policy::Coop, Policy::DTR}) {
         o.policy = policy;
         Plan online, packed;

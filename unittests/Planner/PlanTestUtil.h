@@ -2,6 +2,7 @@
 #ifndef COOP_UNITTESTS_PLANNER_PLANTESTUTIL_H
 #define COOP_UNITTESTS_PLANNER_PLANTESTUTIL_H
 
+#include "coop/Planner/GraphGenerator.h"
 #include "coop/Planner/Plan.h"
 
 #include <gtest/gtest.h>
@@ -67,6 +68,21 @@ inline Status stepBounds(const Graph &graph, PlanOptions options,
   static_cast<void>(plan(graph, options, &probe));
   out->floor = probe.stats.memoryFloorBytes;
   return Status::ok();
+}
+
+/// A budget `fraction` of the way from the floor to `none`'s arena.
+inline int64_t budgetBetween(const StepBounds &bounds, double fraction) {
+  return bounds.floor +
+         int64_t(fraction * double(bounds.none - bounds.floor));
+}
+
+/// The generated training steps the plan sweeps run over: 2 to
+/// 1 + `layerSpread` layers as the seed goes, batch norm on every third.
+inline Status sweepStep(uint64_t seed, int32_t layerSpread, Graph *out) {
+  TrainingGraphShape shape;
+  shape.layers = 2 + int32_t(seed % uint64_t(layerSpread));
+  shape.batchNormProbability = seed % 3 == 0 ? 0.5 : 0.0;
+  return generateTrainingGraph(seed, shape, out);
 }
 
 /// The values evicted, in order, between the start of the plan and the

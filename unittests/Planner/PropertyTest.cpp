@@ -62,7 +62,7 @@ void checkSeed(uint64_t seed, Tally &tally) {
   ASSERT_LE(floor, peak);
 
   for (double fraction : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0}) {
-    const int64_t budget = floor + int64_t(fraction * double(peak - floor));
+    const int64_t budget = budgetBetween(bounds, fraction);
     o.budgetBytes = budget;
     bool noneSucceeded = false;
     for (Policy policy :

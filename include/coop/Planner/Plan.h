@@ -36,6 +36,8 @@ enum class Policy {
 };
 
 const char *policyName(Policy policy);
+/// The policy policyName() calls `name`; false when there is none.
+bool policyFromName(const std::string &name, Policy *policy);
 
 /// Evictions decided ahead of time: after op k has run, the values listed
 /// at index k are evicted (each comes back, recomputed, at its next read).
@@ -215,6 +217,10 @@ Status simulate(const Graph &graph, const PlanOptions &options, Plan *out);
 /// the budget with the least compute overhead wins (ties: the smaller
 /// arena). Fails like simulate() when none fits.
 Status plan(const Graph &graph, const PlanOptions &options, Plan *out);
+
+/// Of two plans for the same budget, does `a` cost less: less executed
+/// time, then fewer recomputations, then a lower high-water mark?
+bool costsLess(const PlanStats &a, const PlanStats &b);
 
 /// The default planner: several candidates, and the fitting plan with the
 /// least compute overhead (ties: fewer recomputations, then the lower
