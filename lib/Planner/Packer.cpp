@@ -300,60 +300,87 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
     std::stable_sort(order.begin(), order.end(), before);
     return order;
   };
+  // Computed only when a candidate needs it: most packings stop early.
+  std::vector<int32_t> bySizeOrder;
+  auto bySize = [&] {
+    if (bySizeOrder.size() != n)
+      bySizeOrder = sorted([&](int32_t a, int32_t b) {
+        if (p.size[a] != p.size[b])
+          return p.size[a] > p.size[b];
+        return length(a) > length(b);
+      });
+    return bySizeOrder;
+  };
+  std::vector<int32_t> initialOrder;
+  Packing dropped;
   if (initial) {
-    Packing dropped = dropOntoSkyline(p, sorted([&](int32_t a, int32_t b) {
+    initialOrder = sorted([&](int32_t a, int32_t b) {
       return (*initial)[p.ids[a]] < (*initial)[p.ids[b]];
-    }));
-    if (dropped.peak <= goodEnough) {
-      dropped.method = "dropped-initial";
+    });
+    dropped = dropOntoSkyline(p, initialOrder);
+    dropped.method = "dropped-initial";
+    if (dropped.peak <= goodEnough)
       return dropped;
-    }
+  }
+  if (countOverlaps(p) > kMaxListedOverlaps) {
+    if (initial)
+      return dropped;
+    dropped = dropOntoSkyline(p, bySize());
+    dropped.method = "dropped-by-size";
+    return dropped;
   }
   struct Candidate {
     const char *name;
-    std::vector<int32_t> order;
+    std::function<std::vector<int32_t>()> order;
     bool bestGap;
   };
-  const std::vector<int32_t> bySize = sorted([&](int32_t a, int32_t b) {
-    if (p.size[a] != p.size[b])
-      return p.size[a] > p.size[b];
-    return length(a) > length(b);
-  });
   std::vector<Candidate> candidates = {
       // TFLite's greedy by size.
       {"greedy-by-size", bySize, false},
       // TFLite's greedy by breadth: sections by live bytes, largest first;
       // a buffer is taken at its most contended section, larger first.
-      {"greedy-by-breadth", sorted([&](int32_t a, int32_t b) {
-         if (contention.maxLive[a] != contention.maxLive[b])
-           return contention.maxLive[a] > contention.maxLive[b];
-         if (contention.maxAt[a] != contention.maxAt[b])
-           return contention.maxAt[a] < contention.maxAt[b];
-         return p.size[a] > p.size[b];
-       }),
+      {"greedy-by-breadth",
+       [&] {
+         return sorted([&](int32_t a, int32_t b) {
+           if (contention.maxLive[a] != contention.maxLive[b])
+             return contention.maxLive[a] > contention.maxLive[b];
+           if (contention.maxAt[a] != contention.maxAt[b])
+             return contention.maxAt[a] < contention.maxAt[b];
+           return p.size[a] > p.size[b];
+         });
+       },
        false},
       // Space-time area, then long lifetimes first (they fragment most).
-      {"greedy-by-area", sorted([&](int32_t a, int32_t b) {
-         const double ka = double(p.size[a]) * double(length(a) + 1);
-         const double kb = double(p.size[b]) * double(length(b) + 1);
-         return ka > kb;
-       }),
+      {"greedy-by-area",
+       [&] {
+         return sorted([&](int32_t a, int32_t b) {
+           const double ka = double(p.size[a]) * double(length(a) + 1);
+           const double kb = double(p.size[b]) * double(length(b) + 1);
+           return ka > kb;
+         });
+       },
        false},
       {"best-gap-by-size", bySize, true},
       // TelaMalloc's contention first, weighted by what the buffer blocks.
-      {"greedy-by-contention", sorted([&](int32_t a, int32_t b) {
-         const double ka = double(contention.maxLive[a]) * double(p.size[a]);
-         const double kb = double(contention.maxLive[b]) * double(p.size[b]);
-         if (ka != kb)
-           return ka > kb;
-         return length(a) > length(b);
-       }),
-       false},
-      {"greedy-by-lifetime", sorted([&](int32_t a, int32_t b) {
-         if (length(a) != length(b))
+      {"greedy-by-contention",
+       [&] {
+         return sorted([&](int32_t a, int32_t b) {
+           const double ka = double(contention.maxLive[a]) * double(p.size[a]);
+           const double kb = double(contention.maxLive[b]) * double(p.size[b]);
+           if (ka != kb)
+             return ka > kb;
            return length(a) > length(b);
-         return p.size[a] > p.size[b];
-       }),
+         });
+       },
+       false},
+      {"greedy-by-lifetime",
+       [&] {
+         return sorted([&](int32_t a, int32_t b) {
+           if (length(a) != length(b))
+             return length(a) > length(b);
+           return p.size[a] > p.size[b];
+         });
+       },
        false},
   };
   // Dropping an initial packing's buffers in order of offset moves each one
@@ -361,25 +388,16 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
   // so that ties keep the initial layout.
   if (initial)
     candidates.insert(candidates.begin(),
-                      {"compacted-initial",
-                          sorted([&](int32_t a, int32_t b) {
-                            return (*initial)[p.ids[a]] < (*initial)[p.ids[b]];
-                          }),
-                          false});
+                      {"compacted-initial", [&] { return initialOrder; }, false});
   if (initial && initialOrderOnly)
     candidates.resize(1);
   else if (large)
     candidates.resize(initial ? 4 : 3);
-  if (countOverlaps(p) > kMaxListedOverlaps) {
-    Packing dropped = dropOntoSkyline(p, candidates.front().order);
-    dropped.method = initial ? "dropped-initial" : "dropped-by-size";
-    return dropped;
-  }
   const Overlaps overlaps(p);
   Packing best;
   best.peak = std::numeric_limits<int64_t>::max();
   for (const Candidate &c : candidates) {
-    Packing packing = placeGreedily(p, overlaps, c.order, c.bestGap);
+    Packing packing = placeGreedily(p, overlaps, c.order(), c.bestGap);
     if (packing.peak < best.peak) {
       best = std::move(packing);
       best.method = c.name;
