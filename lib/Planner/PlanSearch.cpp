@@ -286,14 +286,16 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
 }
 
 Status minimumBudget(const Graph &graph, PlanOptions options,
-                     int64_t *budgetBytes) {
-  Plan scratch;
+                     int64_t *budgetBytes, Plan *planned) {
+  Plan scratch, best;
   const int64_t align = std::max<int64_t>(options.alignment, 1);
   if (options.policy == Policy::None && options.offlinePacking) {
     options.budgetBytes = unboundedBudget(graph, align);
     if (Status st = plan(graph, options, &scratch); !st)
       return st;
     *budgetBytes = (scratch.stats.addressHighWater + align - 1) / align * align;
+    if (planned)
+      *planned = std::move(scratch);
     return Status::ok();
   }
   // A zero budget fails at the floor check, after the floor is recorded.
@@ -301,19 +303,31 @@ Status minimumBudget(const Graph &graph, PlanOptions options,
   static_cast<void>(simulate(graph, options, &scratch));
   int64_t lo = scratch.stats.memoryFloorBytes / align; // in alignment units
   int64_t hi = unboundedBudget(graph, align) / align + lo;
+  // A plan is a plan for every budget its high-water mark fits, so the
+  // best plan found so far answers any larger budget: the feasibility the
+  // bisection sees is monotone even where the simulator is not.
+  auto keep = [&] {
+    hi = std::max(lo, (scratch.stats.addressHighWater + align - 1) / align);
+    best = std::move(scratch);
+  };
   options.budgetBytes = hi * align;
   if (Status st = plan(graph, options, &scratch); !st)
     return st;
-  // Invariant: hi succeeds; lo - 1 is known or assumed to fail.
+  keep();
+  // Invariant: `best` fits hi; lo - 1 is known or assumed to fail.
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
     options.budgetBytes = mid * align;
     if (plan(graph, options, &scratch))
-      hi = mid;
+      keep();
     else
       lo = mid + 1;
   }
   *budgetBytes = hi * align;
+  if (planned) {
+    *planned = std::move(best);
+    planned->budgetBytes = *budgetBytes;
+  }
   return Status::ok();
 }
 

@@ -240,12 +240,15 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out);
 Status repackPlan(const Graph &graph, const PackOptions &options, Plan *plan,
                   PackResult *packing);
 
-/// The smallest budget (a multiple of the alignment) at which plan()
-/// succeeds with these options. For `none` with offline packing, the packed
-/// peak of its schedule; otherwise found by bisection between the memory
-/// floor and the sum of all allocations.
+/// The smallest budget (a multiple of the alignment) for which plan() with
+/// these options finds a plan, and that plan in `planned` (when given).
+/// For `none` with offline packing, the packed peak of its schedule;
+/// otherwise found by bisection between the memory floor and the sum of
+/// all allocations, where a plan found at one budget also answers every
+/// budget its high-water mark fits: plan() is not monotone in the budget,
+/// so plan() at the returned budget itself may fail where `planned` fits.
 Status minimumBudget(const Graph &graph, PlanOptions options,
-                     int64_t *budgetBytes);
+                     int64_t *budgetBytes, Plan *planned = nullptr);
 
 /// Replays `plan` on its own, without the planner's code, and proves it
 /// safe: allocations inside [0, budget) and disjoint, inputs resident with
