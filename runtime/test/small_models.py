@@ -1,10 +1,10 @@
 """Small instances of the zoo's architectures for the runtime's end-to-end
 tests: an MLP, a ResNet and a transformer encoder with dropout, exported
-with real initial values, plus a PyTorch reference of the same step.
+with real initial values, plus a PyTorch reference of the same steps.
 
 The runtime draws dropout masks from its own counter-based generator, so
 the reference replaces dropout by `CounterDropout`, which draws the same
-mask in Python (see `keep_mask`)."""
+mask in Python (see `uniform` and `step_stream`)."""
 import math
 import sys
 
@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from coop_export import export
-from coop_export.exporter import make_optimizer
+from coop_export.exporter import STEP_COUNTER, make_optimizer
 
 # --- the runtime's random stream (runtime/src/Random.h) -------------------
 
@@ -39,6 +39,25 @@ def uniform(seed, offset, count):
     return (bits >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
 
 
+def random_span(graph):
+    """S, the counters one step's random kernels draw (runtime/src/Random.h):
+    the largest rng offset + element count of the exported graph's random
+    ops, the exporter's final rng counter."""
+    span = 0
+    for op in graph.ops:
+        if op.HasField("rng"):
+            drawn = max(math.prod(graph.tensors[r].shape) for r in op.results)
+            span = max(span, op.rng.offset + drawn)
+    return span
+
+
+def step_stream(seed, step, span):
+    """The [seed, offset] CounterDropout starts from in 0-based step `step`:
+    element i of a random op at offset o draws uniform(seed, o + i +
+    step * span)."""
+    return [seed, step * span]
+
+
 def bernoulli(seed, offset, shape, p):
     """aten.bernoulli_.float(p) as the runtime draws it: 1 where u < p."""
     u = uniform(seed, offset, math.prod(shape)).astype(np.float64)
@@ -46,9 +65,10 @@ def bernoulli(seed, offset, shape, p):
 
 
 class CounterDropout(nn.Module):
-    """nn.Dropout when exported; with `reference` set, the runtime's mask
-    for the next stretch of the stream."""
-    stream = None  # [seed, offset] while a reference step runs
+    """nn.Dropout when exported; with `stream` set, the runtime's mask for
+    the next stretch of the stream (the exporter numbers the random ops'
+    offsets in the order the forward pass runs them)."""
+    stream = None  # [seed, offset] while a reference step runs (step_stream)
 
     def __init__(self, p):
         super().__init__()
@@ -247,34 +267,39 @@ def export_model(name):
                   seed=SEED, initial_values=True, metadata={"model": name})
 
 
-def reference_steps(name, steps):
-    """PyTorch's own `steps` training steps of the exported step (optimizer
-    state starting at zero, the same update rule and constants as the
-    exporter's, dropout masks from the runtime's stream). Returns the losses
+def reference_steps(name, steps, graph):
+    """PyTorch's own `steps` training steps of the exported step `graph`
+    (optimizer state starting at zero, the same update rule and constants
+    as the exporter's, dropout masks from the runtime's stream). Returns the losses
     and the final {argument name: tensor} of parameters, buffers and
     optimizer state."""
     model, inputs, targets, loss_fn, optimizer = build(name)
+    span = random_span(graph)
     rule = make_optimizer(optimizer)
     model.train()
     params = [(n, p) for n, p in model.named_parameters()]
     state = {n: [torch.zeros_like(p) for _ in rule.state_names] for n, p in params}
+    counter = torch.zeros((), dtype=torch.float32)
     losses = []
-    for _ in range(steps):
-        CounterDropout.stream = [SEED, 0]
+    for step in range(steps):
+        CounterDropout.stream = step_stream(SEED, step, span)
         try:
             loss = loss_fn(model(*inputs), *targets)
         finally:
             CounterDropout.stream = None
         grads = torch.autograd.grad(loss, [p for _, p in params])
         with torch.no_grad():
+            shared = rule.begin_step(counter if rule.counts_steps else None)
             for (n, p), g in zip(params, grads):
-                rule.update(p, g, state[n])
+                rule.update(p, g, state[n], shared)
         losses.append(loss.detach().clone())
     result = {n: p.detach().clone() for n, p in params}
     result.update({n: b.detach().clone() for n, b in model.named_buffers()})
     for n, _ in params:
         for state_name, value in zip(rule.state_names, state[n]):
             result[f"{n}.{state_name}"] = value
+    if rule.counts_steps:
+        result[STEP_COUNTER] = counter
     return losses, result
 
 
