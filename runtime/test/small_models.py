@@ -69,6 +69,7 @@ class CounterDropout(nn.Module):
     the next stretch of the stream (the exporter numbers the random ops'
     offsets in the order the forward pass runs them)."""
     stream = None  # [seed, offset] while a reference step runs (step_stream)
+    drawn = []     # the masks drawn while `stream` is set, in order
 
     def __init__(self, p):
         super().__init__()
@@ -82,6 +83,7 @@ class CounterDropout(nn.Module):
         # What F.dropout traces to: empty_like, bernoulli_(1 - p),
         # div_(1 - p), mul.
         mask = bernoulli(seed, offset, x.shape, 1.0 - self.p)
+        CounterDropout.drawn.append(mask.clone())
         return x * mask.div_(1.0 - self.p)
 
 
@@ -231,6 +233,33 @@ class LSTM(nn.Module):
         return self.head(out[:, -1])
 
 
+class DropoutMLP(nn.Module):
+    """Wide activations over small weights (so that half of the arena
+    forces recomputation even beside Adam's state), dropout after every
+    hidden layer."""
+
+    def __init__(self, width=64, layers=6, p=0.2):
+        super().__init__()
+        self.fc_in = nn.Linear(16, width)
+        self.hidden = nn.ModuleList(nn.Linear(width, width) for _ in range(layers))
+        self.drops = nn.ModuleList(CounterDropout(p) for _ in range(layers))
+        self.fc_out = nn.Linear(width, 5)
+
+    def forward(self, x):
+        x = torch.tanh(self.fc_in(x))
+        for fc, drop in zip(self.hidden, self.drops):
+            x = drop(torch.tanh(fc(x)))
+        return self.fc_out(x)
+
+
+# The torch.optim optimizers of the multi-step tests (test_training_steps).
+OPTIMIZERS = {
+    "sgd": lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9),
+    "adam": lambda params: torch.optim.Adam(params, lr=1e-2),
+    "adamw": lambda params: torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1),
+}
+
+
 def _lm_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
@@ -251,6 +280,10 @@ def build(name):
     if name == "unet":
         return (UNet(), (torch.randn(4, 3, 16, 16),), (torch.randint(0, 3, (4, 16, 16)),),
                 F.cross_entropy, "sgd")
+    if name.startswith("steps_"):  # steps_<optimizer>
+        model = DropoutMLP()
+        return (model, (torch.randn(512, 16),), (torch.randint(0, 5, (512,)),),
+                F.cross_entropy, OPTIMIZERS[name[len("steps_"):]](model.parameters()))
     if name == "lstm":
         return (LSTM(), (torch.randn(64, 8, 8),), (torch.randint(0, 5, (64,)),),
                 F.cross_entropy, "adam")
