@@ -52,8 +52,8 @@ class SGD:
 class Adam:
     """torch.optim.Adam. Its step counter (torch's state['step'], one for
     every parameter) is a float32 scalar of optimizer state that each step
-    increments in place; the bias corrections follow it, computed in
-    float32 as torch.optim does for a tensor step (`capturable=True`)."""
+    increments in place; the bias corrections follow it, computed from it
+    in float32 (as torch.optim's `capturable=True` form computes them)."""
     lr: float = 1e-3
     beta1: float = 0.9
     beta2: float = 0.999
@@ -64,14 +64,20 @@ class Adam:
     counts_steps = True
 
     def begin_step(self, step):
-        """Increments the counter t; returns sqrt(1 - beta2^t) and
-        -(1 - beta1^t) / lr, which every parameter's update shares. Written
-        with the negated corrections beta^t - 1 so that the step needs no
-        kernel beyond pow, sub, neg, sqrt, mul and div."""
+        """Increments the counter t; returns the scale and the shift that
+        turn sqrt(exp_avg_sq) into the denominator of every parameter's
+        update: with c1 = 1 - beta1^t and c2 = 1 - beta2^t, torch's
+        param -= lr / c1 * exp_avg / (sqrt(exp_avg_sq) / sqrt(c2) + eps)
+        is param += exp_avg / (sqrt(exp_avg_sq) * scale + shift) with
+        scale = -c1 / (lr * sqrt(c2)) and shift = -c1 * eps / lr. Written
+        with beta^t - 1 = -c, so that it needs no kernel beyond pow, sub,
+        neg, sqrt, mul and div, and costs each parameter no more than a
+        constant correction would."""
         step.add_(1)
         bias_correction2_sqrt = torch.pow(self.beta2, step).sub(1.0).neg().sqrt()
-        inverse_step_size_neg = torch.pow(self.beta1, step).sub(1.0).div(self.lr)
-        return bias_correction2_sqrt, inverse_step_size_neg
+        minus_c1_over_lr = torch.pow(self.beta1, step).sub(1.0).div(self.lr)
+        return (minus_c1_over_lr.div(bias_correction2_sqrt),
+                minus_c1_over_lr.mul(self.eps))
 
     def update(self, param, grad, state, shared):
         if self.weight_decay:
@@ -79,15 +85,13 @@ class Adam:
         self._move(param, grad, state, shared)
 
     def _move(self, param, grad, state, shared):
-        """The moments' update and the step along them:
-        param -= lr / (1 - beta1^t) * exp_avg / denom with
-        denom = sqrt(exp_avg_sq) / sqrt(1 - beta2^t) + eps."""
+        """The moments' update and the step along them."""
         exp_avg, exp_avg_sq = state
-        bias_correction2_sqrt, inverse_step_size_neg = shared
+        scale, shift = shared
         exp_avg.mul_(self.beta1).add_(grad, alpha=1 - self.beta1)
         exp_avg_sq.mul_(self.beta2).addcmul_(grad, grad, value=1 - self.beta2)
-        denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(self.eps)
-        param.addcdiv_(exp_avg, denom.mul_(inverse_step_size_neg))
+        denom = exp_avg_sq.sqrt().mul_(scale).add_(shift)
+        param.addcdiv_(exp_avg, denom)
 
 
 @dataclass
