@@ -6,7 +6,6 @@ fake-tensor mode: shapes and dtypes propagate, nothing is allocated, so a
 2.7B-parameter model exports on a laptop.
 """
 import contextlib
-import math
 from dataclasses import dataclass
 
 import torch
@@ -31,8 +30,13 @@ class SGD:
     nesterov: bool = False
 
     state_names = ("momentum_buffer",)
+    counts_steps = False  # no step counter (see Adam)
 
-    def update(self, param, grad, state):
+    def begin_step(self, step):
+        """Per-step values every parameter's update shares (none)."""
+        return None
+
+    def update(self, param, grad, state, shared):
         (momentum_buffer,) = state
         if self.weight_decay:
             grad = grad.add(param, alpha=self.weight_decay)
@@ -46,27 +50,48 @@ class SGD:
 
 @dataclass
 class Adam:
-    """torch.optim.Adam's update at step `step` (the bias corrections are
-    constants of the exported step)."""
+    """torch.optim.Adam. Its step counter (torch's state['step'], one for
+    every parameter) is a float32 scalar of optimizer state that each step
+    increments in place; the bias corrections follow it, computed from it
+    in float32 (as torch.optim's `capturable=True` form computes them)."""
     lr: float = 1e-3
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
     weight_decay: float = 0.0
-    step: int = 1
 
     state_names = ("exp_avg", "exp_avg_sq")
+    counts_steps = True
 
-    def update(self, param, grad, state):
-        exp_avg, exp_avg_sq = state
+    def begin_step(self, step):
+        """Increments the counter t; returns the scale and the shift that
+        turn sqrt(exp_avg_sq) into the denominator of every parameter's
+        update: with c1 = 1 - beta1^t and c2 = 1 - beta2^t, torch's
+        param -= lr / c1 * exp_avg / (sqrt(exp_avg_sq) / sqrt(c2) + eps)
+        is param += exp_avg / (sqrt(exp_avg_sq) * scale + shift) with
+        scale = -c1 / (lr * sqrt(c2)) and shift = -c1 * eps / lr. Written
+        with beta^t - 1 = -c, so that it needs no kernel beyond pow, sub,
+        neg, sqrt, mul and div, and costs each parameter no more than a
+        constant correction would."""
+        step.add_(1)
+        bias_correction2_sqrt = torch.pow(self.beta2, step).sub(1.0).neg().sqrt()
+        minus_c1_over_lr = torch.pow(self.beta1, step).sub(1.0).div(self.lr)
+        return (minus_c1_over_lr.div(bias_correction2_sqrt),
+                minus_c1_over_lr.mul(self.eps))
+
+    def update(self, param, grad, state, shared):
         if self.weight_decay:
             grad = grad.add(param, alpha=self.weight_decay)
+        self._move(param, grad, state, shared)
+
+    def _move(self, param, grad, state, shared):
+        """The moments' update and the step along them."""
+        exp_avg, exp_avg_sq = state
+        scale, shift = shared
         exp_avg.mul_(self.beta1).add_(grad, alpha=1 - self.beta1)
         exp_avg_sq.mul_(self.beta2).addcmul_(grad, grad, value=1 - self.beta2)
-        bias_correction1 = 1 - self.beta1 ** self.step
-        bias_correction2 = 1 - self.beta2 ** self.step
-        denom = (exp_avg_sq.sqrt() / math.sqrt(bias_correction2)).add_(self.eps)
-        param.addcdiv_(exp_avg, denom, value=-self.lr / bias_correction1)
+        denom = exp_avg_sq.sqrt().mul_(scale).add_(shift)
+        param.addcdiv_(exp_avg, denom)
 
 
 @dataclass
@@ -75,11 +100,14 @@ class AdamW(Adam):
     parameter itself (decoupled) instead of added to the gradient."""
     weight_decay: float = 1e-2
 
-    def update(self, param, grad, state):
+    def update(self, param, grad, state, shared):
         if self.weight_decay:
             param.mul_(1 - self.lr * self.weight_decay)
-        Adam(self.lr, self.beta1, self.beta2, self.eps, 0.0,
-             self.step).update(param, grad, state)
+        self._move(param, grad, state, shared)
+
+
+# The name of the step counter argument of an optimizer that counts steps.
+STEP_COUNTER = "optimizer.step"
 
 
 def make_optimizer(optimizer):
@@ -259,6 +287,13 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
             arguments.append((f"{names[0]}.{state_name}", pb.OPTIMIZER_STATE,
                               torch.zeros_like(param) if initial_values
                               else _fake_like(param)))
+    if rule.counts_steps:
+        if any(arg_name == STEP_COUNTER for arg_name, _, _ in arguments):
+            raise ExportError(f"the model has a tensor named '{STEP_COUNTER}', "
+                              "the name of the optimizer's step counter")
+        counter = torch.zeros((), dtype=torch.float32)
+        arguments.append((STEP_COUNTER, pb.OPTIMIZER_STATE,
+                          counter if initial_values else _fake_like(counter)))
     if accumulate_grads:
         for param, names in params:
             arguments.append((f"{names[0]}.grad", pb.GRADIENT,
@@ -278,6 +313,8 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
         buffer_values, rest = rest[:num_buffers], rest[num_buffers:]
         state_values = rest[:num_params * num_state]
         rest = rest[num_params * num_state:]
+        if rule.counts_steps:
+            step_counter, rest = rest[0], rest[1:]
         if accumulate_grads:
             grad_buffers, rest = rest[:num_params], rest[num_params:]
         inputs = rest[:len(example_inputs)]
@@ -292,11 +329,12 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
         loss = loss_fn(output, *step_targets)
         grads = torch.autograd.grad(loss, param_values)
         with torch.no_grad():
+            shared = rule.begin_step(step_counter if rule.counts_steps else None)
             for index, (param, grad) in enumerate(zip(param_values, grads)):
                 if accumulate_grads:
                     grad = grad_buffers[index].add_(grad)
                 state = state_values[index * num_state:(index + 1) * num_state]
-                rule.update(param, grad, state)
+                rule.update(param, grad, state, shared)
         return [loss]
 
     traced_inputs = []

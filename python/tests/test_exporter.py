@@ -159,14 +159,36 @@ class ExporterTest(unittest.TestCase, GraphInvariants):
         self.check_invariants(graph)
         states = [t.name for t in graph.tensors if t.role == pb.OPTIMIZER_STATE]
         self.assertEqual(sorted(states), ["bias.exp_avg", "bias.exp_avg_sq",
-                                          "weight.exp_avg", "weight.exp_avg_sq"])
+                                          "optimizer.step", "weight.exp_avg",
+                                          "weight.exp_avg_sq"])
+        # The step counter: a float32 scalar incremented in place once, the
+        # bias corrections (pow(beta, step)) read its new version.
+        counter = states.index("optimizer.step")
+        counter_id = [i for i, t in enumerate(graph.tensors)
+                      if t.role == pb.OPTIMIZER_STATE][counter]
+        self.assertEqual((list(graph.tensors[counter_id].shape),
+                          graph.tensors[counter_id].dtype), ([], pb.FLOAT32))
+        increments = [op for op in graph.ops if counter_id in op.operands]
+        self.assertEqual([op.kernel for op in increments], ["aten.add_.Tensor"])
+        self.assertEqual(list(increments[0].inplace), [0])
+        powers = [op for op in graph.ops if op.kernel == "aten.pow.Scalar"]
+        self.assertEqual(len(powers), 2)
+        for op in powers:
+            self.assertEqual(op.operands[0], increments[0].results[0])
         addcdiv = [op for op in graph.ops if op.kernel == "aten.addcdiv_"]
         self.assertEqual(len(addcdiv), 2)
         for op in addcdiv:
             self.assertEqual(graph.tensors[op.operands[0]].role, pb.PARAMETER)
             self.assertEqual(op.inplace[0], 0)
-            value = next(a.value.float_value for a in op.args if a.name == "value")
-            self.assertAlmostEqual(value, -0.1 / (1 - 0.9))
+
+    def test_a_tensor_named_like_the_step_counter_is_refused(self):
+        model = nn.Module()
+        model.optimizer = nn.Linear(4, 3)
+        model.optimizer.register_buffer("step", torch.zeros(()))
+        model.forward = model.optimizer
+        with self.assertRaisesRegex(ExportError, "named 'optimizer.step'"):
+            export(model, (torch.randn(2, 4),), F.cross_entropy, "adam",
+                   targets=(torch.tensor([0, 1]),))
 
     def test_reads_after_in_place_write_see_the_new_version(self):
         torch.manual_seed(0)
@@ -337,27 +359,34 @@ class ExporterTest(unittest.TestCase, GraphInvariants):
     def test_update_rules_match_torch_optim(self):
         # The rule make_optimizer derives from a torch.optim instance does
         # what that optimizer's own steps do (eager, on real tensors):
-        # Nesterov momentum and weight decay, AdamW's decoupled decay.
+        # Nesterov momentum and weight decay, AdamW's decoupled decay, and
+        # Adam's bias corrections over several steps (computed in float32
+        # from the step counter, torch's in float64: fp32 tolerance).
         from coop_export.exporter import make_optimizer
         cases = [(lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True,
-                                            weight_decay=0.01), 3),
-                 (lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.5), 3),
-                 (lambda p: torch.optim.Adam(p, lr=0.1, weight_decay=0.01), 1),
-                 (lambda p: torch.optim.AdamW(p, lr=0.1, weight_decay=0.1), 1)]
-        for make, steps in cases:
+                                            weight_decay=0.01), 1e-6),
+                 (lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.5), 1e-6),
+                 (lambda p: torch.optim.Adam(p, lr=0.1, weight_decay=0.01), 1e-5),
+                 (lambda p: torch.optim.AdamW(p, lr=0.1, weight_decay=0.1), 1e-5)]
+        for make, rtol in cases:
             torch.manual_seed(0)
             param = nn.Parameter(torch.randn(5))
-            grads = [torch.randn(5) for _ in range(steps)]
+            grads = [torch.randn(5) for _ in range(5)]
             mine = param.detach().clone()
             optimizer = make([param])
             rule = make_optimizer(optimizer)
             state = [torch.zeros(5) for _ in rule.state_names]
+            counter = torch.zeros(())
             for grad in grads:
                 param.grad = grad.clone()
                 optimizer.step()
-                rule.update(mine, grad, state)
+                shared = rule.begin_step(counter)
+                rule.update(mine, grad, state, shared)
             with self.subTest(optimizer=repr(optimizer).split()[0], rule=rule):
-                torch.testing.assert_close(mine, param.detach(), rtol=1e-6, atol=1e-7)
+                torch.testing.assert_close(mine, param.detach(), rtol=rtol, atol=rtol / 10)
+                if rule.counts_steps:
+                    self.assertEqual(counter.item(),
+                                     float(optimizer.state[param]["step"]))
 
     def test_optimizer_options_it_cannot_express_are_refused(self):
         model = nn.Linear(4, 3)

@@ -104,6 +104,9 @@ struct coop_plan_s {
   std::vector<LaunchInfo> launches;
   std::unordered_map<std::string, size_t> argumentByName;
   int64_t highWaterMark = 0;
+  /// The counters one step's random kernels span (see Random.h): step s
+  /// draws from counter offset + s * rngSpan on.
+  uint64_t rngSpan = 0;
 };
 
 namespace {
@@ -312,6 +315,15 @@ const char *mlirElementType(coop_pb::DType dtype) {
   }
 }
 
+/// The counters a random launch draws: one per element of its largest
+/// output (dropout's output and mask, bernoulli's output).
+uint64_t drawCount(const LaunchInfo &launch) {
+  int64_t count = 0;
+  for (const BufferDesc &out : launch.outputs)
+    count = std::max(count, out.layout.numel());
+  return static_cast<uint64_t>(count);
+}
+
 /// "512x256xf32,256x128xf32" (`-` without inputs): the operand signatures
 /// of docs/cost-model.md, keyed like coop::cost::ProfileTable::lookup.
 std::string operandSignature(const std::vector<BufferDesc> &inputs) {
@@ -459,6 +471,7 @@ coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
     if (src.has_rng()) {
       launch.rngSeed = src.rng().seed();
       launch.rngOffset = src.rng().offset();
+      plan->rngSpan = std::max(plan->rngSpan, launch.rngOffset + drawCount(launch));
     }
     std::string error = resolveParams(*launch.kernel, launch);
     if (error.empty()) {
@@ -600,7 +613,8 @@ struct coop_session_s {
   /// A launch's operands in the arena, sized for the plan's widest launch
   /// at creation, so that running a step allocates nothing.
   std::vector<Tensor> launchInputs, launchOutputs;
-  int64_t steps = 0, launches = 0;
+  int64_t steps = 0; // the step index: the next step's s (Random.h)
+  int64_t launches = 0;
   double lastStepMs = 0;
 };
 
@@ -817,7 +831,7 @@ void runLaunch(coop_session_t *session, const LaunchInfo &launch) {
   call.outputs = outs;
   call.numOutputs = numOut;
   call.rngSeed = launch.rngSeed;
-  call.rngOffset = launch.rngOffset;
+  call.rngOffset = stepOffset(launch.rngOffset, session->steps, session->plan->rngSpan);
   session->backend->launch(*launch.kernel, call, launch.inplace.data());
   ++session->launches;
 }
@@ -851,6 +865,18 @@ extern "C" coop_status_t coop_session_run(coop_session_t *session, int64_t steps
     ++session->steps;
   }
   return nullptr;
+}
+
+extern "C" coop_status_t coop_session_set_step_index(coop_session_t *session, int64_t step) {
+  if (!session || step < 0)
+    return Error(COOP_STATUS_INVALID_ARGUMENT)
+           << "coop_session_set_step_index: bad session or negative step " << step;
+  session->steps = step;
+  return nullptr;
+}
+
+extern "C" int64_t coop_session_step_index(const coop_session_t *session) {
+  return session->steps;
 }
 
 extern "C" coop_status_t coop_session_profile(coop_session_t *session, int32_t repeat,

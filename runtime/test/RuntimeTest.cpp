@@ -454,15 +454,16 @@ TEST(Runtime, CatAndStackReadTheirOperandListInOrder) {
   }
 }
 
-TEST(Runtime, RecomputedDropoutRedrawsItsMask) {
-  // Two native_dropout launches with one rng key, into different buffers:
-  // the second (a recomputation) must be bit-identical.
+/// native_dropout (p = 0.25) of x [256] at rng (11, `offset`), launched
+/// `copies` times into different buffers (the later ones recomputations).
+/// Outputs: each copy's values, then each copy's mask.
+coop_pb::Plan dropoutPlan(int64_t offset, int copies) {
   coop_pb::Plan plan;
   plan.set_format_version(1);
   plan.set_name("dropout");
   plan.set_arena_bytes(4096);
   addArgument(plan, "x", coop_pb::INPUT, 0, {256});
-  for (int copy = 0; copy < 2; ++copy) {
+  for (int copy = 0; copy < copies; ++copy) {
     coop_pb::Launch *drop = plan.add_launches();
     drop->set_kernel("aten.native_dropout");
     setBuffer(drop->add_inputs(), 0, {256});
@@ -470,33 +471,78 @@ TEST(Runtime, RecomputedDropoutRedrawsItsMask) {
     setBuffer(drop->add_outputs(), 3072 + copy * 256, {256}, coop_pb::BOOL);
     setFloat(drop, "p", 0.25);
     drop->mutable_rng()->set_seed(11);
-    drop->mutable_rng()->set_offset(100);
+    drop->mutable_rng()->set_offset(offset);
     if (copy)
       drop->set_recompute_of(0);
   }
-  plan.add_outputs()->CopyFrom(plan.launches(0).outputs(0));
-  plan.add_outputs()->CopyFrom(plan.launches(1).outputs(0));
-  plan.add_outputs()->CopyFrom(plan.launches(0).outputs(1));
-  plan.add_outputs()->CopyFrom(plan.launches(1).outputs(1));
-  Loaded m;
-  Status s = load(plan, m);
+  for (int k = 0; k < 2; ++k)
+    for (int copy = 0; copy < copies; ++copy)
+      plan.add_outputs()->CopyFrom(plan.launches(copy).outputs(k));
+  return plan;
+}
+
+/// Loads `plan` into a CPU session with seeded arguments.
+void startSession(const coop_pb::Plan &plan, Loaded &l) {
+  Status s = load(plan, l);
   ASSERT_EQ(s.code(), COOP_STATUS_OK) << s.message();
-  ASSERT_EQ(Status(coop_session_create(m.plan, "cpu", &m.session)).code(), COOP_STATUS_OK);
-  ASSERT_EQ(coop_session_init_random(m.session, 5), nullptr);
+  ASSERT_EQ(Status(coop_session_create(l.plan, "cpu", &l.session)).code(), COOP_STATUS_OK);
+  ASSERT_EQ(coop_session_init_random(l.session, 5), nullptr);
+}
+
+std::vector<uint8_t> readMask(Loaded &l, size_t output) {
+  std::vector<uint8_t> mask(256);
+  EXPECT_EQ(coop_session_read_output(l.session, output, mask.data(), 256), nullptr);
+  return mask;
+}
+
+TEST(Runtime, RecomputedDropoutRedrawsItsMask) {
+  // Two launches with one rng key: the second (a recomputation) must be
+  // bit-identical.
+  Loaded m;
+  startSession(dropoutPlan(100, 2), m);
   ASSERT_EQ(coop_session_run(m.session, 1), nullptr);
   std::vector<float> first(256), second(256);
-  std::vector<uint8_t> mask1(256), mask2(256);
   ASSERT_EQ(coop_session_read_output(m.session, 0, first.data(), 1024), nullptr);
   ASSERT_EQ(coop_session_read_output(m.session, 1, second.data(), 1024), nullptr);
-  ASSERT_EQ(coop_session_read_output(m.session, 2, mask1.data(), 256), nullptr);
-  ASSERT_EQ(coop_session_read_output(m.session, 3, mask2.data(), 256), nullptr);
   EXPECT_EQ(0, std::memcmp(first.data(), second.data(), 1024));
-  EXPECT_EQ(mask1, mask2);
+  std::vector<uint8_t> mask = readMask(m, 2);
+  EXPECT_EQ(mask, readMask(m, 3));
   int kept = 0;
-  for (uint8_t bit : mask1)
+  for (uint8_t bit : mask)
     kept += bit;
   EXPECT_GT(kept, 160); // about 192 of 256 kept at p = 0.25
   EXPECT_LT(kept, 224);
+}
+
+TEST(Runtime, EachStepDrawsAfterTheStepsBefore) {
+  // The plan's random span is 100 + 256: step 1 draws counters 456 on,
+  // which a plan whose only launch starts at 456 draws in its step 0.
+  Loaded twoSteps, shifted;
+  startSession(dropoutPlan(100, 2), twoSteps);
+  startSession(dropoutPlan(456, 1), shifted);
+  EXPECT_EQ(coop_session_step_index(twoSteps.session), 0);
+  ASSERT_EQ(coop_session_run(twoSteps.session, 1), nullptr);
+  std::vector<uint8_t> step0 = readMask(twoSteps, 2);
+  ASSERT_EQ(coop_session_run(twoSteps.session, 1), nullptr);
+  EXPECT_EQ(coop_session_step_index(twoSteps.session), 2);
+  std::vector<uint8_t> step1 = readMask(twoSteps, 2);
+  EXPECT_NE(step0, step1);
+  EXPECT_EQ(step1, readMask(twoSteps, 3)); // the recomputation, in step 1
+  ASSERT_EQ(coop_session_run(shifted.session, 1), nullptr);
+  EXPECT_EQ(step1, readMask(shifted, 1));
+
+  // A session resumed at step 1 draws step 1's masks.
+  Loaded resumed;
+  startSession(dropoutPlan(100, 2), resumed);
+  ASSERT_EQ(coop_session_set_step_index(resumed.session, 1), nullptr);
+  ASSERT_EQ(coop_session_run(resumed.session, 1), nullptr);
+  EXPECT_EQ(step1, readMask(resumed, 2));
+  coop_session_stats_t stats;
+  coop_session_stats(resumed.session, &stats);
+  EXPECT_EQ(stats.steps, 2);
+  Status bad = coop_session_set_step_index(resumed.session, -1);
+  EXPECT_EQ(bad.code(), COOP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(bad.message().find("negative step -1"), std::string::npos) << bad.message();
 }
 
 struct OperandSpec {

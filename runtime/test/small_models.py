@@ -1,10 +1,10 @@
 """Small instances of the zoo's architectures for the runtime's end-to-end
 tests: an MLP, a ResNet and a transformer encoder with dropout, exported
-with real initial values, plus a PyTorch reference of the same step.
+with real initial values, plus a PyTorch reference of the same steps.
 
 The runtime draws dropout masks from its own counter-based generator, so
 the reference replaces dropout by `CounterDropout`, which draws the same
-mask in Python (see `keep_mask`)."""
+mask in Python (see `uniform` and `step_stream`)."""
 import math
 import sys
 
@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from coop_export import export
-from coop_export.exporter import make_optimizer
+from coop_export.exporter import STEP_COUNTER, make_optimizer
 
 # --- the runtime's random stream (runtime/src/Random.h) -------------------
 
@@ -39,6 +39,25 @@ def uniform(seed, offset, count):
     return (bits >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
 
 
+def random_span(graph):
+    """S, the counters one step's random kernels draw (runtime/src/Random.h):
+    the largest rng offset + element count of the exported graph's random
+    ops, the exporter's final rng counter."""
+    span = 0
+    for op in graph.ops:
+        if op.HasField("rng"):
+            drawn = max(math.prod(graph.tensors[r].shape) for r in op.results)
+            span = max(span, op.rng.offset + drawn)
+    return span
+
+
+def step_stream(seed, step, span):
+    """The [seed, offset] CounterDropout starts from in 0-based step `step`:
+    element i of a random op at offset o draws uniform(seed, o + i +
+    step * span)."""
+    return [seed, step * span]
+
+
 def bernoulli(seed, offset, shape, p):
     """aten.bernoulli_.float(p) as the runtime draws it: 1 where u < p."""
     u = uniform(seed, offset, math.prod(shape)).astype(np.float64)
@@ -46,9 +65,11 @@ def bernoulli(seed, offset, shape, p):
 
 
 class CounterDropout(nn.Module):
-    """nn.Dropout when exported; with `reference` set, the runtime's mask
-    for the next stretch of the stream."""
-    stream = None  # [seed, offset] while a reference step runs
+    """nn.Dropout when exported; with `stream` set, the runtime's mask for
+    the next stretch of the stream (the exporter numbers the random ops'
+    offsets in the order the forward pass runs them)."""
+    stream = None  # [seed, offset] while a reference step runs (step_stream)
+    drawn = []     # the masks drawn while `stream` is set, in order
 
     def __init__(self, p):
         super().__init__()
@@ -62,6 +83,7 @@ class CounterDropout(nn.Module):
         # What F.dropout traces to: empty_like, bernoulli_(1 - p),
         # div_(1 - p), mul.
         mask = bernoulli(seed, offset, x.shape, 1.0 - self.p)
+        CounterDropout.drawn.append(mask.clone())
         return x * mask.div_(1.0 - self.p)
 
 
@@ -211,6 +233,33 @@ class LSTM(nn.Module):
         return self.head(out[:, -1])
 
 
+class DropoutMLP(nn.Module):
+    """Wide activations over small weights (so that half of the arena
+    forces recomputation even beside Adam's state), dropout after every
+    hidden layer."""
+
+    def __init__(self, width=64, layers=6, p=0.2):
+        super().__init__()
+        self.fc_in = nn.Linear(16, width)
+        self.hidden = nn.ModuleList(nn.Linear(width, width) for _ in range(layers))
+        self.drops = nn.ModuleList(CounterDropout(p) for _ in range(layers))
+        self.fc_out = nn.Linear(width, 5)
+
+    def forward(self, x):
+        x = torch.tanh(self.fc_in(x))
+        for fc, drop in zip(self.hidden, self.drops):
+            x = drop(torch.tanh(fc(x)))
+        return self.fc_out(x)
+
+
+# The torch.optim optimizers of the multi-step tests (test_training_steps).
+OPTIMIZERS = {
+    "sgd": lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9),
+    "adam": lambda params: torch.optim.Adam(params, lr=1e-2),
+    "adamw": lambda params: torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1),
+}
+
+
 def _lm_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
@@ -231,6 +280,10 @@ def build(name):
     if name == "unet":
         return (UNet(), (torch.randn(4, 3, 16, 16),), (torch.randint(0, 3, (4, 16, 16)),),
                 F.cross_entropy, "sgd")
+    if name.startswith("steps_"):  # steps_<optimizer>
+        model = DropoutMLP()
+        return (model, (torch.randn(512, 16),), (torch.randint(0, 5, (512,)),),
+                F.cross_entropy, OPTIMIZERS[name[len("steps_"):]](model.parameters()))
     if name == "lstm":
         return (LSTM(), (torch.randn(64, 8, 8),), (torch.randint(0, 5, (64,)),),
                 F.cross_entropy, "adam")
@@ -247,34 +300,39 @@ def export_model(name):
                   seed=SEED, initial_values=True, metadata={"model": name})
 
 
-def reference_steps(name, steps):
-    """PyTorch's own `steps` training steps of the exported step (optimizer
-    state starting at zero, the same update rule and constants as the
-    exporter's, dropout masks from the runtime's stream). Returns the losses
+def reference_steps(name, steps, graph):
+    """PyTorch's own `steps` training steps of the exported step `graph`
+    (optimizer state starting at zero, the same update rule and constants
+    as the exporter's, dropout masks from the runtime's stream). Returns the losses
     and the final {argument name: tensor} of parameters, buffers and
     optimizer state."""
     model, inputs, targets, loss_fn, optimizer = build(name)
+    span = random_span(graph)
     rule = make_optimizer(optimizer)
     model.train()
     params = [(n, p) for n, p in model.named_parameters()]
     state = {n: [torch.zeros_like(p) for _ in rule.state_names] for n, p in params}
+    counter = torch.zeros((), dtype=torch.float32)
     losses = []
-    for _ in range(steps):
-        CounterDropout.stream = [SEED, 0]
+    for step in range(steps):
+        CounterDropout.stream = step_stream(SEED, step, span)
         try:
             loss = loss_fn(model(*inputs), *targets)
         finally:
             CounterDropout.stream = None
         grads = torch.autograd.grad(loss, [p for _, p in params])
         with torch.no_grad():
+            shared = rule.begin_step(counter if rule.counts_steps else None)
             for (n, p), g in zip(params, grads):
-                rule.update(p, g, state[n])
+                rule.update(p, g, state[n], shared)
         losses.append(loss.detach().clone())
     result = {n: p.detach().clone() for n, p in params}
     result.update({n: b.detach().clone() for n, b in model.named_buffers()})
     for n, _ in params:
         for state_name, value in zip(rule.state_names, state[n]):
             result[f"{n}.{state_name}"] = value
+    if rule.counts_steps:
+        result[STEP_COUNTER] = counter
     return losses, result
 
 

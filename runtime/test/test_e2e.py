@@ -151,7 +151,7 @@ class EndToEnd(unittest.TestCase):
     def check_against_torch(self, name):
         model = self.model(name)
         losses, data = self.baseline(name)
-        ref_losses, ref_args = small_models.reference_steps(name, STEPS)
+        ref_losses, ref_args = small_models.reference_steps(name, STEPS, model.graph)
         self.assertEqual(len(losses), STEPS)
         worst = 0.0
         for step, (ours, theirs) in enumerate(zip(losses, ref_losses)):

@@ -133,6 +133,15 @@ coop_status_t coop_session_init_random(coop_session_t *session, uint64_t seed);
 /* Runs `steps` training steps. No memory is allocated while they run. */
 coop_status_t coop_session_run(coop_session_t *session, int64_t steps);
 
+/* The step index: how many steps the session counts as run, 0 when it is
+ * created; each step run (or profiled) adds one. Step s's random kernels
+ * draw fresh values from it (docs/runtime.md), so a session that resumes
+ * training from saved arguments sets the index to the steps run before and
+ * draws what an uninterrupted session would have. The optimizer's own
+ * step counter is an argument (bound like the rest of its state). */
+coop_status_t coop_session_set_step_index(coop_session_t *session, int64_t step);
+int64_t coop_session_step_index(const coop_session_t *session);
+
 /* Profile mode: runs one training step in which every launch runs
  * 1 + `repeat` times, a warm-up and `repeat` timed runs; the storages the
  * launch writes are restored (host copies) before each run after the
@@ -153,7 +162,7 @@ typedef struct coop_session_stats_s {
   int64_t arena_bytes;
   int64_t high_water_mark;   /* highest arena byte the plan touches */
   int64_t device_allocations; /* allocations the backend has made */
-  int64_t steps;              /* steps run so far */
+  int64_t steps;              /* the step index (coop_session_step_index) */
   int64_t launches;           /* kernel launches so far */
   double last_step_ms;        /* the last step's time on the backend's clock
                                  (CUDA: events on its stream); in profile

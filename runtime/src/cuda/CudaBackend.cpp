@@ -62,6 +62,7 @@ template <Op K, int N> void elementwise(CudaBackend &b, const Call &c) {
   case Op::DropoutBwd: p.scalar = c.f("scale", 1); break;
   case Op::Addcmul: case Op::Addcdiv: p.scalar = c.f("value", 1); break;
   case Op::Gelu: case Op::GeluBwd: p.flag = c.s("approximate") == "tanh"; break;
+  case Op::PowScalarBase: p.scalar = c.f("self"); break;
   default: break;
   }
   b.check(launchElementwise(p, b.stream), "elementwise kernel");
@@ -288,6 +289,7 @@ const HandlerTable &handlerTable() {
       h[name] = elementwise<Op::Tanh, 1>;
     for (const char *name : {"aten.neg", "aten.neg_"})
       h[name] = elementwise<Op::Neg, 1>;
+    h["aten.pow.Scalar"] = elementwise<Op::PowScalarBase, 1>;
     h["aten.sigmoid_backward"] = elementwise<Op::SigmoidBwd, 2>;
     h["aten.tanh_backward"] = elementwise<Op::TanhBwd, 2>;
     h["aten.gelu"] = elementwise<Op::Gelu, 1>;

@@ -66,6 +66,7 @@ __global__ void elementwiseKernel(Elementwise p, int64_t n) {
     case Op::SigmoidBwd: r = a * (1.f - b) * b; break;
     case Op::TanhBwd: r = a * (1.f - b * b); break;
     case Op::Neg: r = -a; break;
+    case Op::PowScalarBase: r = powf(scalar, a); break;
     default: break;
     }
     reinterpret_cast<float *>(p.out)[i] = r;

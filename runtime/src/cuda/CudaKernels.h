@@ -59,6 +59,7 @@ enum class Op : int {
   SigmoidBwd,   // a: grad, b: output
   TanhBwd,      // a: grad, b: output
   Neg,          // -a
+  PowScalarBase, // pow(scalar, a): pow.Scalar, a scalar base (Adam's bias corrections)
 };
 
 struct Elementwise {
