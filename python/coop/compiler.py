@@ -5,11 +5,13 @@ export (coop_export) -> coop-translate --import-training-graph ->
 coop-opt --coop-annotate-costs --coop-compile (plan, verify, lower) ->
 coop-translate --coop-rt-to-plan."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import weakref
 from contextlib import contextmanager
 
 from coop_export import export
@@ -86,10 +88,9 @@ class CompiledStep:
     picture, and what a session and `reference_step` need (the exported
     graph, its random stream, the loss and the optimizer rule)."""
 
-    def __init__(self, graph, workdir, loss_fn, rule, build, workdir_owner=None):
+    def __init__(self, graph, workdir, loss_fn, rule, build):
         self.graph = graph
         self.workdir = workdir
-        self._workdir_owner = workdir_owner  # a TemporaryDirectory, or None
         self.report = ""  # --coop-compile's report=true
         self.loss_fn = loss_fn
         self.rule = rule
@@ -118,6 +119,28 @@ class CompiledStep:
         return Session(self, model, optimizer, backend=backend)
 
 
+def _compile_into(workdir, model, example_inputs, loss_fn, optimizer, targets,
+                  options, name, seed, build, progress):
+    translate, opt = _tool(build, "coop-translate"), _tool(build, "coop-opt")
+    rule = make_optimizer(optimizer)
+    with progress.stage(f"exporting {name}"):
+        graph = export(model, tuple(example_inputs), loss_fn, optimizer,
+                       targets=tuple(targets), name=name, seed=seed)
+    step = CompiledStep(graph, workdir, loss_fn, rule, build)
+    with open(step.graph_path, "wb") as f:
+        f.write(graph.SerializeToString(deterministic=True))
+    options = options + ["report=true", f"svg={step.svg_path}"]
+    _run(progress, "importing", [translate, "--import-training-graph", step.graph_path,
+                                 "-o", step.mlir_path])
+    step.report = _run(progress, "planning",
+                       [opt, step.mlir_path, "--coop-annotate-costs",
+                        f"--coop-compile={' '.join(options)}", "-o", step.planned_path])
+    _run(progress, "writing the plan", [translate, "--coop-rt-to-plan", step.planned_path,
+                                        "-o", step.plan_path])
+    progress.say(f"plan {step.plan_path}")
+    return step
+
+
 def compile(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
             budget=None, ratio=None, policy=None, time_limit=None, seed=0,
             name="train_step", workdir=None, build_dir=None, progress=sys.stderr):
@@ -137,35 +160,24 @@ def compile(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
     coop_export.ExportError. Returns a CompiledStep."""
     if (budget is None) == (ratio is None):
         raise ValueError("give exactly one of budget= and ratio=")
-    build = find_build_dir(build_dir)
-    translate, opt = _tool(build, "coop-translate"), _tool(build, "coop-opt")
-    progress = Progress(progress)
-    keep = None
-    if workdir is None:
-        keep = tempfile.TemporaryDirectory(prefix="coop-")
-        workdir = keep.name
-    os.makedirs(workdir, exist_ok=True)
-
-    rule = make_optimizer(optimizer)
-    with progress.stage(f"exporting {name}"):
-        graph = export(model, tuple(example_inputs), loss_fn, optimizer,
-                       targets=tuple(targets), name=name, seed=seed)
-    step = CompiledStep(graph, workdir, loss_fn, rule, build, keep)
-    with open(step.graph_path, "wb") as f:
-        f.write(graph.SerializeToString(deterministic=True))
-
     options = [f"budget={budget}" if budget is not None else f"ratio={ratio}"]
     if policy is not None:
         options.append(f"policy={policy}")
     if time_limit is not None:
         options.append(f"time-limit={time_limit}")
-    options += ["report=true", f"svg={step.svg_path}"]
-    _run(progress, "importing", [translate, "--import-training-graph", step.graph_path,
-                                 "-o", step.mlir_path])
-    step.report = _run(progress, "planning",
-                       [opt, step.mlir_path, "--coop-annotate-costs",
-                        f"--coop-compile={' '.join(options)}", "-o", step.planned_path])
-    _run(progress, "writing the plan", [translate, "--coop-rt-to-plan", step.planned_path,
-                                        "-o", step.plan_path])
-    progress.say(f"plan {step.plan_path}")
+    build = find_build_dir(build_dir)
+    progress = Progress(progress)
+    if workdir is not None:
+        os.makedirs(workdir, exist_ok=True)
+        return _compile_into(workdir, model, example_inputs, loss_fn, optimizer, targets,
+                             options, name, seed, build, progress)
+    # A temporary directory that lives as long as the result.
+    workdir = tempfile.mkdtemp(prefix="coop-")
+    try:
+        step = _compile_into(workdir, model, example_inputs, loss_fn, optimizer, targets,
+                             options, name, seed, build, progress)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    weakref.finalize(step, shutil.rmtree, workdir, ignore_errors=True)
     return step
