@@ -91,10 +91,11 @@ class Argument:
 
 
 def _as_array(value):
-    """Contiguous host numpy array of a torch tensor or array-like."""
+    """Contiguous host numpy array of a torch tensor or array-like (0-d
+    stays 0-d, unlike np.ascontiguousarray)."""
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu().contiguous().numpy()
-    return np.ascontiguousarray(value)
+    return np.asarray(value, order="C")
 
 
 class Session:

@@ -64,12 +64,14 @@ class Pair:
                                      targets=(y,), ratio=1.0, progress=None)
         self.session = self.compiled.session(self.model, self.optimizer)
 
-    def steps(self, test, count):
-        """Runs `count` steps on both; checks every loss, then every
-        parameter and optimizer state after a write-back."""
+    def steps(self, test, count, numpy=False):
+        """Runs `count` steps on both (the session fed numpy arrays with
+        `numpy`, else tensors); checks every loss, then every parameter,
+        buffer and optimizer state after a write-back."""
         for index in range(count):
             x, y = _batch(index)
-            ours = self.session.step(x, y)
+            ours = (self.session.step(x.numpy(), y.numpy()) if numpy
+                    else self.session.step(x, y))
             theirs = coop.reference_step(self.compiled, self.twin, self.twin_optimizer,
                                          x, y, step=index)
             test.assertLessEqual(abs(ours - theirs), ATOL + RTOL * abs(theirs),
@@ -80,6 +82,8 @@ class Pair:
             for state_name, value in self.twin_optimizer.state[theirs].items():
                 test.assert_close(self.optimizer.state[ours][state_name], value,
                                   f"{name} {state_name}")
+        for (name, ours), theirs in zip(self.model.named_buffers(), self.twin.buffers()):
+            test.assert_close(ours, theirs, name)
 
 
 class Frontend(unittest.TestCase):
@@ -175,6 +179,13 @@ class Frontend(unittest.TestCase):
 
     def test_step_with_dropout_matches_torch(self):
         Pair(_mlp(0.25)).steps(self, 1)
+
+    def test_batch_norm_buffers_and_numpy_batches(self):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(),
+                              nn.Linear(32, 4))
+        Pair(model).steps(self, 3, numpy=True)
+        self.assertEqual(model[1].num_batches_tracked.item(), 3)
 
     def test_traced_constants_are_bound(self):
         Pair(_Scaled()).steps(self, 2)
