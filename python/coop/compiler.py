@@ -19,6 +19,7 @@ from coop_export.exporter import make_optimizer
 
 from .errors import CompileError
 from .rng import random_span
+from .runtime import Session, as_tuple
 
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -115,7 +116,6 @@ class CompiledStep:
     def session(self, model, optimizer=None, backend="cpu"):
         """A runtime session of this plan bound to `model`'s parameters and
         buffers and `optimizer`'s state (coop.Session)."""
-        from .runtime import Session
         return Session(self, model, optimizer, backend=backend)
 
 
@@ -124,8 +124,8 @@ def _compile_into(workdir, model, example_inputs, loss_fn, optimizer, targets,
     translate, opt = _tool(build, "coop-translate"), _tool(build, "coop-opt")
     rule = make_optimizer(optimizer)
     with progress.stage(f"exporting {name}"):
-        graph = export(model, tuple(example_inputs), loss_fn, optimizer,
-                       targets=tuple(targets), name=name, seed=seed)
+        graph = export(model, as_tuple(example_inputs), loss_fn, optimizer,
+                       targets=as_tuple(targets), name=name, seed=seed)
     step = CompiledStep(graph, workdir, loss_fn, rule, build)
     with open(step.graph_path, "wb") as f:
         f.write(graph.SerializeToString(deterministic=True))
@@ -146,7 +146,8 @@ def compile(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
             name="train_step", workdir=None, build_dir=None, progress=sys.stderr):
     """Plans one training step of `model` into a memory budget.
 
-    The step is `loss_fn(model(*example_inputs), *targets)`, backward, and
+    The step is `loss_fn(model(*example_inputs), *targets)` (each a tensor
+    or a sequence of tensors), backward, and
     `optimizer`'s update ('sgd', 'adam', 'adamw' or a torch.optim.SGD, Adam
     or AdamW; coop_export.export). Give exactly one of `budget` (bytes, or
     a string such as "6GiB") and `ratio` (of the arena the step needs

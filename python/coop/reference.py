@@ -1,8 +1,8 @@
 """`coop.reference_step`: the compiled step in PyTorch eager, for
 comparisons with the runtime."""
-import torch
 
 from .rng import CounterStream
+from .runtime import as_tuple
 
 
 def reference_step(compiled, model, optimizer, inputs, targets=(), step=0):
@@ -11,12 +11,10 @@ def reference_step(compiled, model, optimizer, inputs, targets=(), step=0):
     drawing from the runtime's stream (offset advanced by step * S), the
     loss, the gradients, then `optimizer.step()` (torch.optim's own
     update). Returns the loss as a float."""
-    inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
-    targets = targets if isinstance(targets, (tuple, list)) else (targets,)
     model.train()
     optimizer.zero_grad(set_to_none=True)
     with CounterStream(compiled.seed, step * compiled.random_span):
-        loss = compiled.loss_fn(model(*inputs), *targets)
+        loss = compiled.loss_fn(model(*as_tuple(inputs)), *as_tuple(targets))
     loss.backward()
     optimizer.step()
     return loss.item()

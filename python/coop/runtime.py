@@ -90,6 +90,12 @@ class Argument:
         self.byte_size = info.byte_size
 
 
+def as_tuple(values):
+    """A batch's tensors as a tuple: a sequence as it is, one tensor or
+    array alone."""
+    return tuple(values) if isinstance(values, (tuple, list)) else (values,)
+
+
 def _as_array(value):
     """Contiguous host numpy array of a torch tensor or array-like (0-d
     stays 0-d, unlike np.ascontiguousarray)."""
@@ -112,8 +118,8 @@ class Session:
         self.model = model
         self.optimizer = optimizer
         self.steps = 0  # steps run by this session; the next step's index
-        self._lib = load_library(compiled.build_dir)
         self._plan = self._session = None
+        self._lib = load_library(compiled.build_dir)
         plan = _P()
         self._check(self._lib.coop_plan_load_file(compiled.plan_path.encode(),
                                                   ctypes.byref(plan)))
@@ -161,6 +167,9 @@ class Session:
     def read(self, name):
         """Argument `name`'s current value, a numpy array."""
         argument = self._argument(name)
+        if argument.dtype is None:
+            raise SessionError("UNIMPLEMENTED", f"argument '{name}': its dtype "
+                               f"({argument.coop_dtype}) has no numpy type")
         out = np.empty(argument.shape, dtype=argument.dtype)
         self._check(self._lib.coop_session_read_argument(
             self._session, argument.index, out.ctypes.data, out.nbytes))
@@ -253,10 +262,8 @@ class Session:
         """Binds a batch (numpy arrays or torch tensors: `inputs` as the
         model's example inputs, `targets` as the loss's) and runs one
         training step; returns the loss."""
-        inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
-        targets = targets if isinstance(targets, (tuple, list)) else (targets,)
-        batch = {f"input{i}": v for i, v in enumerate(inputs)}
-        batch.update({f"target{i}": v for i, v in enumerate(targets)})
+        batch = {f"input{i}": v for i, v in enumerate(as_tuple(inputs))}
+        batch.update({f"target{i}": v for i, v in enumerate(as_tuple(targets))})
         expected = sorted(a.name for a in self.arguments if a.role == INPUT)
         if sorted(batch) != expected:
             raise ValueError(f"the step takes {', '.join(expected)}; got "

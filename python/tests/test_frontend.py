@@ -7,6 +7,7 @@ import copy
 import io
 import os
 import tempfile
+import time
 import unittest
 
 import support  # noqa: F401  (torch or a skip; python/ on the path)
@@ -17,6 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import coop
+from coop.compiler import Progress
 from coop.rng import CounterStream, bernoulli, uniform
 
 # |coop - torch| <= ATOL + RTOL * |torch|, as runtime/test/test_e2e.py.
@@ -96,7 +98,8 @@ class Frontend(unittest.TestCase):
         progress = io.StringIO()
         model = _mlp(0.0)
         x, y = _batch(0)
-        compiled = coop.compile(model, (x,), F.cross_entropy, "sgd", targets=(y,),
+        # One tensor stands for a one-element tuple.
+        compiled = coop.compile(model, x, F.cross_entropy, "sgd", targets=y,
                                 budget="1MiB", policy="coop", progress=progress)
         self.assertIn("coop-plan-memory @train_step: policy coop, budget 1048576",
                       compiled.report)
@@ -107,6 +110,17 @@ class Frontend(unittest.TestCase):
             self.assertIn(f"coop: {stage} ...", lines)
             self.assertTrue(any(line.startswith(f"coop: {stage}: done in") for line in lines),
                             lines)
+
+    def test_progress_ticks_while_a_stage_runs(self):
+        stream = io.StringIO()
+        with Progress(stream, interval=0.05).stage("planning"):
+            time.sleep(0.3)
+        lines = stream.getvalue().splitlines()
+        self.assertEqual(lines[0], "coop: planning ...")
+        self.assertGreaterEqual(len(lines), 4, lines)
+        for line in lines[1:-1]:
+            self.assertRegex(line, r"^coop: planning \.\.\. \d+ s$")
+        self.assertRegex(lines[-1], r"^coop: planning: done in 0\.\d s$")
 
     def test_tool_errors_are_exceptions_with_the_tools_message(self):
         model = _mlp(0.0)
