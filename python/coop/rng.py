@@ -84,8 +84,20 @@ class CounterStream(TorchDispatchMode):
             keep = self._draw(source.shape, 1.0 - p)
             scale = np.float32(1.0 / (1.0 - p)) if p < 1 else np.float32(0.0)
             return source * keep.to(source.dtype) * float(scale), keep.bool()
-        if func.overloadpacket.__name__ in RANDOM_KERNELS:
+        if func.overloadpacket.__name__ in RANDOM_KERNELS or _fused_dropout(func, args,
+                                                                          kwargs):
             raise NotImplementedError(
-                f"'{func}' is a random op without a kernel on the runtime's "
+                f"'{func}' draws random numbers without a kernel on the runtime's "
                 "stream (bernoulli_.float and native_dropout have one)")
         return func(*args, **kwargs)
+
+
+def _fused_dropout(func, args, kwargs):
+    """Whether `func` is a fused op that drops out with torch's own
+    generator: a `dropout_p` argument above zero (the attention kernels)."""
+    for position, argument in enumerate(func._schema.arguments):
+        if argument.name == "dropout_p":
+            value = args[position] if position < len(args) else kwargs.get(
+                "dropout_p", argument.default_value)
+            return bool(value)
+    return False

@@ -237,6 +237,17 @@ class RandomStream(unittest.TestCase):
             with CounterStream(seed=7):
                 torch.randn(3)
 
+    def test_fused_dropout_on_torchs_generator_is_refused(self):
+        attention = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu",
+                            None)
+        if attention is None:
+            self.skipTest(f"torch {torch.__version__} has no fused CPU attention")
+        q = torch.randn(1, 1, 2, 4)
+        with CounterStream(seed=7):
+            attention(q, q, q, 0.0)  # no dropout: torch's kernel runs
+            with self.assertRaisesRegex(NotImplementedError, "flash_attention_for_cpu"):
+                attention(q, q, q, 0.1)
+
     def test_random_span_is_the_exporters_final_offset(self):
         pair = Pair(_mlp(0.5))
         offsets = [op.rng.offset for op in pair.compiled.graph.ops if op.HasField("rng")]
