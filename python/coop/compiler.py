@@ -74,13 +74,17 @@ class Progress:
 
 
 def _run(progress, stage, command):
-    """Runs a tool; its failure is a CompileError with the tool's message.
+    """Runs a tool; its failure is a CompileError with the tool's message,
+    what it says on success (warnings) goes to the progress stream.
     Returns its standard output."""
+    tool = os.path.basename(command[0])
     with progress.stage(stage):
         result = subprocess.run(command, capture_output=True, text=True)
+    message = result.stderr.strip()
     if result.returncode != 0:
-        raise CompileError(os.path.basename(command[0]),
-                           result.stderr.strip() or f"exit status {result.returncode}")
+        raise CompileError(tool, message or f"exit status {result.returncode}")
+    if message:
+        progress.say(f"{tool}: {message}")
     return result.stdout
 
 

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import coop
-from coop.compiler import Progress
+from coop.compiler import Progress, _run
 from coop.rng import CounterStream, bernoulli, uniform
 
 # |coop - torch| <= ATOL + RTOL * |torch|, as runtime/test/test_e2e.py.
@@ -122,6 +122,16 @@ class Frontend(unittest.TestCase):
             self.assertRegex(line, r"^coop: planning \.\.\. \d+ s$")
         self.assertRegex(lines[-1], r"^coop: planning: done in 0\.\d s$")
 
+    def test_tools_stderr_is_a_warning_on_success_and_the_error_on_failure(self):
+        stream = io.StringIO()
+        progress = Progress(stream)
+        self.assertEqual(_run(progress, "warning", ["/bin/sh", "-c",
+                                                    "echo careful >&2; echo out"]), "out\n")
+        self.assertIn("coop: sh: careful", stream.getvalue().splitlines())
+        with self.assertRaises(coop.CompileError) as raised:
+            _run(progress, "failing", ["/bin/sh", "-c", "echo broken >&2; exit 3"])
+        self.assertEqual((raised.exception.tool, raised.exception.message), ("sh", "broken"))
+
     def test_tool_errors_are_exceptions_with_the_tools_message(self):
         model = _mlp(0.0)
         x, y = _batch(0)
@@ -187,6 +197,14 @@ class Frontend(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "the step takes input0, target0; got input0"):
             pair.session.step(x)
         self.assertEqual(pair.session.steps, 0)
+
+    def test_unknown_backend_is_a_session_error(self):
+        model = _mlp(0.0)
+        compiled = coop.compile(model, _batch(0)[0], F.cross_entropy, "sgd",
+                                targets=_batch(0)[1], ratio=1.0, progress=None)
+        with self.assertRaises(coop.SessionError) as raised:
+            compiled.session(model, backend="tpu")
+        self.assertIn("backend 'tpu' is not available", str(raised.exception))
 
     def test_sgd_steps_match_torch(self):
         Pair(_mlp(0.0)).steps(self, 3)
