@@ -40,8 +40,8 @@ RTOL, ATOL = 1e-4, 1e-5
 
 
 class DigitsCNN(nn.Module):
-    """A 3x3 convolution to 8 channels, nine residual 3x3 convolutions
-    (x + tanh(conv(x))) at 8x8, an average pool, a 3x3 convolution to 16
+    """A 3x3 convolution to 6 channels, nine residual 3x3 convolutions
+    (x + tanh(conv(x))) at 8x8, an average pool, a 3x3 convolution to 12
     channels at 4x4 and a linear classifier. Activations, not weights, fill
     its arena, so that half of it is room above the memory floor (the
     largest working set, a convolution's backward, plus the weights).
@@ -49,7 +49,7 @@ class DigitsCNN(nn.Module):
     bit flips a unit or a window's maximum, and the two trainings part
     after a few dozen steps."""
 
-    def __init__(self, blocks=9, width=8):
+    def __init__(self, blocks=9, width=6):
         super().__init__()
         self.stem = nn.Conv2d(1, width, 3, padding=1)
         self.blocks = nn.ModuleList(nn.Conv2d(width, width, 3, padding=1)
