@@ -17,6 +17,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # Exporter (PyTorch training steps)
   python3-torch python3-torchvision
+  # The Python front end's example (examples/digits): its data set and plot
+  python3-sklearn python3-matplotlib
 )
 
 $SUDO apt-get update

@@ -9,7 +9,7 @@ import contextlib
 from dataclasses import dataclass
 
 import torch
-from torch._subclasses import FakeTensorMode
+from torch._subclasses import FakeTensor, FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import meta_kernels  # noqa: F401  (registers missing Meta kernels)
@@ -369,9 +369,12 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
             builder.add_call(node)
         elif node.op == "get_attr":
             constant = getattr(graph_module, node.target)
+            # A traced constant is part of the step, not the caller's data:
+            # its value is stored whenever it is real (a session binds it).
+            real = not isinstance(constant, FakeTensor)
             builder.bind(node, builder.add_argument(
                 f"constant.{node.target}", constant, pb.BUFFER,
-                constant if initial_values else None))
+                constant if initial_values or real else None))
         elif node.op == "output":
             builder.add_outputs(torch.fx.node.map_aggregate(
                 node.args[0], lambda n: n) if isinstance(node.args[0], list)

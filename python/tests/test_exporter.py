@@ -50,6 +50,17 @@ class TinyTransformer(nn.Module):
         return self.head(self.encoder(self.embed(ids))).transpose(1, 2)
 
 
+class ScaledLinear(nn.Module):
+    """A linear layer whose outputs are scaled by a tensor made in forward:
+    a constant of the traced step."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x) * torch.tensor([1.0, 2.0, 3.0])
+
+
 class ReadsAfterWrite(nn.Module):
     """Reads a tensor, and a view of it, after relu_ overwrote it."""
     def __init__(self):
@@ -292,6 +303,19 @@ class ExporterTest(unittest.TestCase, GraphInvariants):
         self.assertEqual(by_name["weight.grad"].role, pb.GRADIENT)
         self.assertFalse(any(t.initial_value for t in graph.tensors
                              if t.role == pb.ACTIVATION))
+
+    def test_traced_constants_keep_their_values(self):
+        # Without initial_values only the traced constant has one: it is
+        # the step's, and a runtime session binds it from the graph.
+        model = ScaledLinear()
+        graph = export(model, (torch.randn(2, 4),), F.cross_entropy,
+                       targets=(torch.tensor([0, 2]),))
+        self.check_invariants(graph)
+        stored = {t.name: t.initial_value for t in graph.tensors if t.initial_value}
+        self.assertEqual(list(stored), ["constant._tensor_constant0"])
+        value = torch.frombuffer(bytearray(stored["constant._tensor_constant0"]),
+                                 dtype=torch.float32)
+        self.assertEqual(value.tolist(), [1.0, 2.0, 3.0])
 
     def test_lstm_traces_per_step_ops_with_the_bound_weights(self):
         # nn.LSTM passes its cached `_flat_weights` to the fused kernel;

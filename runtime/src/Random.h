@@ -6,7 +6,7 @@
 // span, is the largest offset + element count of the plan's random
 // launches (the exporter's final rng counter), so every step draws fresh
 // values and a recomputation within a step redraws exactly the same ones,
-// in any order. runtime/test/small_models.py mirrors this for the PyTorch
+// in any order. python/coop/rng.py mirrors this for the PyTorch
 // reference.
 //
 //===----------------------------------------------------------------------===//

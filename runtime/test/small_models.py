@@ -4,64 +4,24 @@ with real initial values, plus a PyTorch reference of the same steps.
 
 The runtime draws dropout masks from its own counter-based generator, so
 the reference replaces dropout by `CounterDropout`, which draws the same
-mask in Python (see `uniform` and `step_stream`)."""
+mask in Python (coop.rng, the one copy of the stream; `step_stream` gives
+each step's start)."""
 import math
 import sys
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from coop.rng import bernoulli, random_span
 from coop_export import export
 from coop_export.exporter import STEP_COUNTER, make_optimizer
-
-# --- the runtime's random stream (runtime/src/Random.h) -------------------
-
-_MASK64 = (1 << 64) - 1
-
-
-def _mix(z):
-    """splitmix64's finalizer on a uint64 numpy array (wrapping)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-def uniform(seed, offset, count):
-    """The runtime's uniform floats in [0, 1) for elements offset..+count
-    of stream `seed`: 24 high bits of a keyed splitmix64 hash."""
-    with np.errstate(over="ignore"):
-        key = _mix(np.uint64((seed * 0x9E3779B97F4A7C15) & _MASK64)
-                   ^ np.uint64(0xD1B54A32D192ED03))
-        counter = np.arange(offset, offset + count, dtype=np.uint64)
-        bits = _mix(counter * np.uint64(0x9E3779B97F4A7C15) ^ key)
-    return (bits >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
-
-
-def random_span(graph):
-    """S, the counters one step's random kernels draw (runtime/src/Random.h):
-    the largest rng offset + element count of the exported graph's random
-    ops, the exporter's final rng counter."""
-    span = 0
-    for op in graph.ops:
-        if op.HasField("rng"):
-            drawn = max(math.prod(graph.tensors[r].shape) for r in op.results)
-            span = max(span, op.rng.offset + drawn)
-    return span
-
 
 def step_stream(seed, step, span):
     """The [seed, offset] CounterDropout starts from in 0-based step `step`:
     element i of a random op at offset o draws uniform(seed, o + i +
     step * span)."""
     return [seed, step * span]
-
-
-def bernoulli(seed, offset, shape, p):
-    """aten.bernoulli_.float(p) as the runtime draws it: 1 where u < p."""
-    u = uniform(seed, offset, math.prod(shape)).astype(np.float64)
-    return torch.from_numpy((u < p).astype(np.float32)).reshape(shape)
 
 
 class CounterDropout(nn.Module):
