@@ -1677,19 +1677,22 @@ const std::vector<KernelDef> &registry() {
     add("aten.addcdiv", {"self", "tensor1", "tensor2"},
         "value:scalar?", prepareElementwise<3>, runAddcdiv);
     // Fills: the *_like and new_* ones read only their input's shape.
-    for (const char *name : {"aten.zeros_like", "aten.empty_like", "aten.new_zeros",
-                             "aten.new_empty"})
+    for (const char *name : {"aten.zeros_like", "aten.empty_like"})
       add(name, {"self"}, "", prepareFill, runZeros);
+    for (const char *name : {"aten.new_zeros", "aten.new_empty"})
+      add(name, {"self"}, "size:ints[0,)", prepareFill, runZeros);
     add("aten.ones_like", {"self"}, "", prepareFill, runOnes);
     add("aten.full_like", {"self"}, "fill_value:scalar", prepareFill, runFull);
     for (const char *name : {"aten.zeros", "aten.empty.memory_format"})
-      add(name, {}, "", prepareFill, runZeros);
-    add("aten.ones", {}, "", prepareFill, runOnes);
-    add("aten.full", {}, "fill_value:scalar", prepareFill, runFull);
+      add(name, {}, "size:ints[0,)", prepareFill, runZeros);
+    add("aten.ones", {}, "size:ints[0,)", prepareFill, runOnes);
+    add("aten.full", {}, "size:ints[0,) fill_value:scalar", prepareFill, runFull);
     // Copies in logical order.
-    for (const char *name : {"coop.copy", "aten.clone", "aten._unsafe_view", "aten.view",
-                             "aten.reshape", "aten.contiguous", "aten.alias", "aten.detach"})
+    for (const char *name :
+         {"coop.copy", "aten.clone", "aten.contiguous", "aten.alias", "aten.detach"})
       add(name, {"self"}, "", prepareCopy, runCopy);
+    for (const char *name : {"aten._unsafe_view", "aten.view", "aten.reshape"})
+      add(name, {"self"}, "size:ints? stride:ints?", prepareCopy, runCopy);
     // Random.
     add("aten.bernoulli_.float", {"self"}, "p:float[0,1] rng", prepareBernoulli, runBernoulli);
     add("aten.native_dropout", {"input"},
@@ -1708,9 +1711,9 @@ const std::vector<KernelDef> &registry() {
     add("aten._softmax", {"self"}, "dim:int half_to_float:bool?", prepareSoftmax, runSoftmax);
     add("aten._log_softmax", {"self"},
         "dim:int half_to_float:bool?", prepareSoftmax, runLogSoftmax);
-    add("aten._softmax_backward_data", {"grad_output", "output"}, "dim:int", prepareSoftmax,
+    add("aten._softmax_backward_data", {"grad_output", "output"}, "dim:int input_dtype:any?", prepareSoftmax,
         runSoftmaxBackward);
-    add("aten._log_softmax_backward_data", {"grad_output", "output"}, "dim:int", prepareSoftmax,
+    add("aten._log_softmax_backward_data", {"grad_output", "output"}, "dim:int input_dtype:any?", prepareSoftmax,
         runLogSoftmaxBackward);
     add("aten.nll_loss_forward", {"self", "target", "weight?"},
         "reduction:int[0,2] ignore_index:int", prepareNllForward,
@@ -1750,7 +1753,8 @@ const std::vector<KernelDef> &registry() {
     add("aten.stack", {"tensors[]"}, "dim:int?", prepareJoin<true>, runJoin<true>);
     for (const char *name : {"aten.split.Tensor", "aten.unsafe_split.Tensor",
                              "aten.split_with_sizes", "aten.unsafe_split_with_sizes"})
-      add(name, {"self"}, "dim:int?", prepareSplit, runSplit);
+      add(name, {"self"}, "split_size:int[1,)? split_sizes:ints[0,)? dim:int?", prepareSplit,
+          runSplit);
     add("aten.select_backward", {"grad_output"},
         "input_sizes:ints[0,) dim:int index:int", prepareScatterBack<true>,
         runScatterBack<true>);
@@ -1771,7 +1775,7 @@ const std::vector<KernelDef> &registry() {
         prepareConvolution, runConvolution);
     add("aten.convolution_backward", {"grad_output", "input", "weight"},
         "stride:ints[1,) padding:ints[0,) dilation:ints[1,) transposed:bool "
-        "output_padding:ints[0,) groups:int[1,) output_mask:any?",
+        "output_padding:ints[0,) groups:int[1,) bias_sizes:any? output_mask:any?",
         prepareConvolutionBackward, runConvolutionBackward);
     add("aten.max_pool2d_with_indices", {"self"},
         "kernel_size:ints[1,) stride:ints[1,)? padding:ints[0,)? dilation:ints[1,)? "
@@ -1782,7 +1786,7 @@ const std::vector<KernelDef> &registry() {
         "ceil_mode:bool?",
         prepareMaxPoolBackward, runMaxPoolBackward);
     add("aten.embedding", {"weight", "indices"},
-        "padding_idx:int? scale_grad_by_freq:bool?", prepareEmbedding, runEmbedding);
+        "padding_idx:int? scale_grad_by_freq:bool? sparse:bool?", prepareEmbedding, runEmbedding);
     add("aten.embedding_dense_backward", {"grad_output", "indices"},
         "num_weights:int[0,) padding_idx:int? scale_grad_by_freq:bool?", prepareEmbeddingBackward,
         runEmbeddingBackward);

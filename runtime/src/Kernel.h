@@ -121,7 +121,7 @@ struct KernelDef {
                                     // a trailing '?' marks an optional one
   /// The scalar arguments it reads, which the plan verifier checks before
   /// anything runs: space-separated `name:type`, type one of float, int,
-  /// bool, str, ints (an int or a list), scalar (int or float), any; then
+  /// bool, str, ints (an int or a list), scalar (int, float or bool), any; then
   /// `?` when it may be absent or None (ATen has a default), then a range
   /// for numbers, e.g. "p:float[0,1] train:bool?"; the word `rng` marks a
   /// random kernel, whose launches must carry a stream. "" reads none.

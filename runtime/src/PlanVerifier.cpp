@@ -2,6 +2,7 @@
 
 #include "PlanVerifier.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -112,8 +113,11 @@ std::string checkValue(const ArgSpec &spec, const coop_pb::Value &value) {
     if (spec.type != ArgSpec::Float && spec.type != ArgSpec::Scalar && spec.type != ArgSpec::Any)
       return wrongType();
     return checkNumber(value.float_value());
-  case coop_pb::Value::kBoolValue:
-    return spec.type == ArgSpec::Bool || spec.type == ArgSpec::Any ? "" : wrongType();
+  case coop_pb::Value::kBoolValue: // an ATen Scalar may be a bool
+    return spec.type == ArgSpec::Bool || spec.type == ArgSpec::Scalar ||
+                   spec.type == ArgSpec::Any
+               ? ""
+               : wrongType();
   case coop_pb::Value::kStringValue:
     return spec.type == ArgSpec::String || spec.type == ArgSpec::Any ? "" : wrongType();
   case coop_pb::Value::kList:
@@ -189,7 +193,31 @@ ArgSchema parseArgSchema(const char *spec, std::string &error) {
   return schema;
 }
 
-std::string checkArguments(const ArgSchema &schema, const ArgMap &args) {
+std::string checkArguments(const ArgSchema &schema, const std::vector<std::string> &params,
+                           const ArgMap &args) {
+  // The tensor options and the like that ATen passes to most factories and
+  // copies: the plan's buffers already fix what they say (dtype, layout),
+  // or they do not change a result (device, memory format, a generator,
+  // which the plan's rng stream replaces).
+  static const char *const kIgnored[] = {"device",        "dtype",     "layout",      "pin_memory",
+                                         "memory_format", "generator", "non_blocking"};
+  for (const auto &[name, value] : args) {
+    bool known = std::any_of(schema.args.begin(), schema.args.end(),
+                             [&](const ArgSpec &spec) { return spec.name == name; }) ||
+                 std::any_of(std::begin(kIgnored), std::end(kIgnored),
+                             [&](const char *ignored) { return name == ignored; });
+    for (const std::string &param : params)
+      known |= param.compare(0, name.size(), name) == 0 &&
+               (param.size() == name.size() || param[name.size()] == '?' ||
+                param[name.size()] == '[');
+    if (!known) {
+      std::string declared;
+      for (const ArgSpec &spec : schema.args)
+        declared += (declared.empty() ? "" : ", ") + spec.name;
+      return "argument '" + name + "' is not one the kernel reads (" +
+             (declared.empty() ? std::string("it reads none") : "it reads " + declared) + ")";
+    }
+  }
   for (const ArgSpec &spec : schema.args) {
     auto it = args.find(spec.name);
     bool none = it != args.end() && it->second.kind_case() == coop_pb::Value::kNone;
@@ -428,7 +456,7 @@ std::string Verifier::checkLaunch(int l) {
     ArgSchema schema = parseArgSchema(kernel->args, error);
     if (!error.empty())
       return "kernel's argument schema is malformed: " + error;
-    if (error = checkArguments(schema, args); !error.empty())
+    if (error = checkArguments(schema, kernel->params, args); !error.empty())
       return error;
     if (schema.random && !launch.has_rng())
       return "is a random kernel without an rng stream";

@@ -39,9 +39,13 @@ struct ArgSchema {
 /// Parses a KernelDef::args spec; `error` set when it is malformed.
 ArgSchema parseArgSchema(const char *spec, std::string &error);
 
-/// Checks a launch's scalar arguments against `schema`: "" or what is
-/// wrong, naming the argument.
-std::string checkArguments(const ArgSchema &schema, const ArgMap &args);
+/// Checks a launch's arguments against `schema` and the kernel's tensor
+/// parameters `params` (KernelDef::params): every declared one present
+/// unless optional, of its type and range; every other one a tensor
+/// parameter or a tensor option no kernel needs (device, dtype, layout,
+/// ...). "" or what is wrong, naming the argument.
+std::string checkArguments(const ArgSchema &schema, const std::vector<std::string> &params,
+                           const ArgMap &args);
 
 /// Verifies a whole plan: "" or the first violation, which names its place
 /// ("launch #12 'aten.mul.Tensor' input #1 ...", "argument #0 'x' ...").

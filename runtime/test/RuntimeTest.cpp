@@ -942,6 +942,9 @@ TEST(PlanVerifier, RefusesMalformedDropoutArguments) {
   expectRejected(plan, "argument 'p' is a string, expected a float");
   plan = dropout();
   plan.mutable_launches(0)->mutable_args(0)->set_name("q");
+  expectRejected(plan, "argument 'q' is not one the kernel reads (it reads p, train)");
+  plan = dropout();
+  plan.mutable_launches(0)->mutable_args()->DeleteSubrange(0, 1);
   expectRejected(plan, "argument 'p' (a float in [0, 1]) is missing");
   plan = dropout();
   plan.mutable_launches(0)->mutable_args(0)->clear_value();
