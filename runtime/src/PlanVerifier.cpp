@@ -309,6 +309,7 @@ struct Value {
   int slot = 0;    // output index, argument index, or -1 for a workspace
   Storage where;
   int argument = -1; // the argument this value is, or updates in place
+  coop_pb::DType dtype = coop_pb::DTYPE_UNSPECIFIED; // as written (none: scratch)
 };
 
 /// Which value each arena byte holds: disjoint segments begin -> (end,
@@ -382,8 +383,8 @@ private:
            (v.slot < 0 ? "workspace" : "output #" + std::to_string(v.slot)) + " (" +
            bytesText(v.where) + ")";
   }
-  /// The value `s` holds for a read, or the reason it holds none.
-  std::string read(const Storage &s, int &value) const;
+  /// The value `s` holds for a read as `dtype`, or the reason it holds none.
+  std::string read(const Storage &s, coop_pb::DType dtype, int &value) const;
   std::string checkLaunch(int l);
   std::string checkEnd();
 
@@ -392,13 +393,16 @@ private:
   ArenaValues arena;
 };
 
-std::string Verifier::read(const Storage &s, int &value) const {
+std::string Verifier::read(const Storage &s, coop_pb::DType dtype, int &value) const {
   value = -1;
   if (s.empty())
     return "";
   bool unwritten;
   int last;
   value = arena.valueAt(s, values, unwritten, last);
+  if (value >= 0 && values[value].dtype != dtype)
+    return "reads " + valueName(value) + " as " + dtypeName(dtype) + "; it was written as " +
+           dtypeName(values[value].dtype);
   if (value >= 0)
     return "";
   if (unwritten)
@@ -491,7 +495,8 @@ std::string Verifier::checkLaunch(int l) {
   // Every input reads the value its buffer names, whole.
   std::vector<int> read(launch.inputs_size(), -1);
   for (int i = 0; i < launch.inputs_size(); ++i)
-    if (std::string error = this->read(inputs[i], read[i]); !error.empty())
+    if (std::string error = this->read(inputs[i], launch.inputs(i).dtype(), read[i]);
+        !error.empty())
       return "input #" + std::to_string(i) + " " + error;
 
   // Then its outputs (and scratch) hold new values; an output written in
@@ -501,7 +506,7 @@ std::string Verifier::checkLaunch(int l) {
     arena.write(workspace, static_cast<int>(values.size()) - 1);
   }
   for (int o = 0; o < launch.outputs_size(); ++o) {
-    Value value{l, o, outputs[o]};
+    Value value{l, o, outputs[o], -1, launch.outputs(o).dtype()};
     if (inplace[o] >= 0 && read[inplace[o]] >= 0)
       value.argument = values[read[inplace[o]]].argument;
     // A copy home: `coop.copy` moves an argument's final version into
@@ -522,7 +527,7 @@ std::string Verifier::checkEnd() {
     if (std::string error = checkBuffer(plan.outputs(i), plan.arena_bytes(), s); !error.empty())
       return "output #" + std::to_string(i) + " " + error;
     int value;
-    if (std::string error = read(s, value); !error.empty())
+    if (std::string error = read(s, plan.outputs(i).dtype(), value); !error.empty())
       return "the step's output #" + std::to_string(i) + " " + error;
   }
   // After the step every argument's storage holds one value, whole, for
@@ -530,7 +535,7 @@ std::string Verifier::checkEnd() {
   // its own.
   for (int a = 0; a < plan.arguments_size(); ++a) {
     int value;
-    std::string error = read(values[a].where, value);
+    std::string error = read(values[a].where, values[a].dtype, value);
     if (error.empty() && plan.arguments(a).role() == coop_pb::INPUT && values[value].argument != a)
       error = "holds " + valueName(value) + " instead of the input";
     if (!error.empty())
@@ -553,7 +558,7 @@ std::string Verifier::run() {
     for (int b = 0; b < a; ++b)
       if (s.overlaps(values[b].where))
         return where + " (" + bytesText(s) + ") overlaps " + valueName(b);
-    values.push_back({-1, a, s, a});
+    values.push_back({-1, a, s, a, arg.buffer().dtype()});
     arena.write(s, a);
   }
   for (int l = 0; l < plan.launches_size(); ++l)

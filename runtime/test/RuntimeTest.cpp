@@ -868,6 +868,13 @@ TEST(PlanVerifier, RefusesALaunchOverwritingTheBatchThatTheBackwardReads) {
                       "and no earlier launch of the step wrote");
 }
 
+TEST(PlanVerifier, RefusesAValueReadAsAnotherDtype) {
+  coop_pb::Plan plan = batchPlan();
+  plan.mutable_launches(2)->mutable_inputs(0)->set_dtype(coop_pb::INT32);
+  expectInvalid(plan, "launch #2 'aten.sum': input #0 reads launch #1 'aten.mul.Tensor' output #0 "
+                      "(bytes [64, 80)) as int32; it was written as float32");
+}
+
 TEST(PlanVerifier, RefusesAnOutputOverlappingAnInputNotDeclaredInPlace) {
   coop_pb::Plan plan = batchPlan();
   plan.mutable_launches(4)->clear_inplace();
