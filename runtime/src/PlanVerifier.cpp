@@ -536,7 +536,8 @@ std::string Verifier::checkEnd() {
   for (int a = 0; a < plan.arguments_size(); ++a) {
     int value;
     std::string error = read(values[a].where, values[a].dtype, value);
-    if (error.empty() && plan.arguments(a).role() == coop_pb::INPUT && values[value].argument != a)
+    if (error.empty() && value >= 0 && plan.arguments(a).role() == coop_pb::INPUT &&
+        values[value].argument != a)
       error = "holds " + valueName(value) + " instead of the input";
     if (!error.empty())
       return "argument #" + std::to_string(a) + " '" + plan.arguments(a).name() +

@@ -109,10 +109,6 @@ struct coop_plan_s {
 
 namespace {
 
-bool mulOverflows(int64_t a, int64_t b, int64_t &out) {
-  return __builtin_mul_overflow(a, b, &out);
-}
-
 /// One buffer as kernels see it; verifyPlan has checked it against the
 /// arena and its storage.
 BufferDesc readBuffer(const coop_pb::Buffer &buffer, int64_t &highWaterMark) {
