@@ -836,6 +836,14 @@ TEST(PlanVerifier, AcceptsAndRunsAValidStep) {
   EXPECT_EQ(loss, 1 + 4 + 9 + 16); // sum((x * w)^2)
 }
 
+TEST(PlanVerifier, AcceptsAnEmptyInputAnywhere) {
+  coop_pb::Plan plan = batchPlan();
+  addArgument(plan, "empty", coop_pb::INPUT, 8, {0}); // zero bytes inside x
+  Loaded l;
+  Status s = load(plan, l);
+  EXPECT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+}
+
 TEST(PlanVerifier, RefusesAnArgumentMovedOntoAnother) {
   coop_pb::Plan plan = batchPlan();
   plan.mutable_arguments(1)->mutable_buffer()->set_offset(0);
