@@ -4,11 +4,15 @@
 #include "coop/Dialect/CoopRT/IR/CoopRT.h"
 #include "coop/Target/ProtoConversions.h"
 
+#include "PlanFileFormat.h"
 #include "plan.pb.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -17,6 +21,45 @@ using namespace mlir::coop;
 
 /// Where the importer keeps a kernel's tensor arguments in `args`.
 static constexpr llvm::StringLiteral kTensorArgsName = "tensor_args";
+
+/// What is wrong with a kernel or argument name as a Plan carries it (a
+/// protobuf string must be UTF-8, an attribute name non-empty), or "".
+static StringRef nameProblem(StringRef name) {
+  if (name.empty())
+    return "is empty";
+  if (!llvm::json::isUTF8(name))
+    return "is not valid UTF-8";
+  return "";
+}
+
+/// Whether every string in `value` is UTF-8, as a protobuf string must be.
+static bool stringsAreUTF8(const coop_pb::Value &value) {
+  if (value.kind_case() == coop_pb::Value::kStringValue)
+    return llvm::json::isUTF8(value.string_value());
+  for (const coop_pb::Value &item : value.list().items())
+    if (!stringsAreUTF8(item))
+      return false;
+  return true;
+}
+
+/// Checks a launch's argument names (its `args` and `tensor_args` together,
+/// which the runtime reads as one map): each valid and used once.
+/// `report(message)` returns the failure.
+template <typename Names, typename Report>
+static LogicalResult checkArgumentNames(const Names &names, Report report) {
+  llvm::StringSet<> seen;
+  for (StringRef name : names) {
+    if (StringRef problem = nameProblem(name); !problem.empty())
+      return report(("argument name '" + name + "' " + problem).str());
+    if (name == kTensorArgsName)
+      return report(
+          ("argument name '" + name + "' is reserved for the tensor arguments")
+              .str());
+    if (!seen.insert(name).second)
+      return report(("argument '" + name + "' is given twice").str());
+  }
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Export
@@ -102,6 +145,8 @@ LogicalResult PlanWriter::writeTensorArgument(coop_rt::LaunchOp launch,
 
 LogicalResult PlanWriter::writeLaunch(coop_rt::LaunchOp launch,
                                       coop_pb::Launch *out) {
+  if (StringRef problem = nameProblem(launch.getKernel()); !problem.empty())
+    return launch.emitError() << "kernel name " << problem;
   out->set_kernel(launch.getKernel().str());
   if (failed(writeBuffers(launch, launch.getInputs(), out->mutable_inputs())) ||
       failed(writeBuffers(launch, launch.getOutputs(), out->mutable_outputs())))
@@ -123,7 +168,19 @@ LogicalResult PlanWriter::writeLaunch(coop_rt::LaunchOp launch,
                                     converted->mutable_value())))
         return launch.emitError() << "argument '" << arg.getName().getValue()
                                   << "' has no Plan form: " << arg.getValue();
+      if (!stringsAreUTF8(converted->value()))
+        return launch.emitError() << "argument '" << arg.getName().getValue()
+                                  << "' holds a string that is not valid UTF-8";
     }
+  SmallVector<StringRef> names;
+  for (const coop_pb::Argument &arg : out->args())
+    names.push_back(arg.name());
+  for (const coop_pb::Argument &arg : out->tensor_args())
+    names.push_back(arg.name());
+  if (failed(checkArgumentNames(names, [&](const std::string &message) {
+        return launch.emitError() << message;
+      })))
+    return failure();
   if (std::optional<ArrayRef<int64_t>> inplace = launch.getInplace())
     for (int64_t input : *inplace)
       out->add_inplace(static_cast<int32_t>(input));
@@ -142,21 +199,26 @@ LogicalResult PlanWriter::writeLaunch(coop_rt::LaunchOp launch,
 }
 
 LogicalResult PlanWriter::write(coop_pb::Plan *plan) {
-  plan->set_format_version(kPlanFormatVersion);
+  if (!llvm::json::isUTF8(program.getSymName()))
+    return program.emitError("program name is not valid UTF-8");
+  plan->set_format_version(::coop::planfile::kFormatVersion);
   plan->set_name(program.getSymName().str());
   plan->set_arena_bytes(program.getArenaBytes());
   if (DictionaryAttr summary = program.getPlanAttr())
     for (NamedAttribute field : summary) {
       coop_pb::Value value;
-      if (failed(protoFromAttribute(field.getValue(), &value)))
-        return program.emitError() << "plan summary field '"
-                                   << field.getName().getValue()
-                                   << "' has no Plan form";
+      if (failed(protoFromAttribute(field.getValue(), &value)) ||
+          !stringsAreUTF8(value) || !llvm::json::isUTF8(field.getName()))
+        return program.emitError()
+               << "plan summary field '" << field.getName().getValue()
+               << "' has no Plan form (or is not UTF-8)";
       (*plan->mutable_summary())[field.getName().str()] = value;
     }
   for (Operation &op : program.getBody().front()) {
     LogicalResult written = success();
     if (auto argument = dyn_cast<coop_rt::ArgumentOp>(op)) {
+      if (!llvm::json::isUTF8(argument.getName()))
+        return argument.emitError("argument name is not valid UTF-8");
       coop_pb::PlanArgument *out = plan->add_arguments();
       out->set_index(static_cast<uint32_t>(argument.getIndex()));
       out->set_name(argument.getName().str());
@@ -189,8 +251,25 @@ LogicalResult mlir::coop::exportPlan(ModuleOp module, raw_ostream &output) {
   if (failed(PlanWriter(*programs.begin()).write(&plan)))
     return failure();
   std::string bytes;
-  if (!plan.SerializeToString(&bytes))
-    return module.emitError("cannot serialize the plan");
+  if (!::coop::planfile::write(plan, bytes))
+    return module.emitError("cannot serialize the plan (over 2 GiB)");
+  // Read back what was written: a file the reader refuses (a string that
+  // is not UTF-8, an inconsistent launch) is an error here, not later.
+  std::string problem;
+  {
+    ScopedDiagnosticHandler keep(module.getContext(), [&](Diagnostic &d) {
+      if (problem.empty())
+        problem = d.str();
+      return success();
+    });
+    if (importPlan(bytes, "<written plan>", module.getContext()))
+      problem.clear();
+    else if (problem.empty())
+      problem = "unreadable";
+  }
+  if (!problem.empty())
+    return module.emitError("the Plan written would not read back: ")
+           << problem;
   output << bytes;
   return success();
 }
@@ -265,6 +344,15 @@ LogicalResult PlanReader::readLaunch(const coop_pb::Launch &launch,
                       launch.kernel() + "'";
   if (launch.kernel().empty())
     return error() << "launch #" << index << " has no kernel name";
+  SmallVector<StringRef> names;
+  for (const coop_pb::Argument &arg : launch.args())
+    names.push_back(arg.name());
+  for (const coop_pb::Argument &arg : launch.tensor_args())
+    names.push_back(arg.name());
+  if (failed(checkArgumentNames(names, [&](const std::string &message) {
+        return error() << where << " " << message;
+      })))
+    return failure();
   FailureOr<ArrayAttr> inputs = readBuffers(launch.inputs(), where + " input");
   if (failed(inputs))
     return failure();
@@ -337,11 +425,6 @@ LogicalResult PlanReader::readLaunch(const coop_pb::Launch &launch,
 }
 
 OwningOpRef<ModuleOp> PlanReader::read() {
-  if (plan.format_version() != kPlanFormatVersion) {
-    error() << "format version " << plan.format_version()
-            << " is not the supported version " << kPlanFormatVersion;
-    return nullptr;
-  }
   if (plan.name().empty() || plan.arena_bytes() <= 0) {
     error() << "needs a name and a positive arena size";
     return nullptr;
@@ -405,10 +488,9 @@ OwningOpRef<ModuleOp> mlir::coop::importPlan(StringRef bytes,
   context->loadDialect<CoopDialect, coop_rt::CoopRTDialect>();
   Location loc = FileLineColLoc::get(context, sourceName, 0, 0);
   coop_pb::Plan plan;
-  if (!plan.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    emitError(loc) << "invalid Plan: not a serialized Plan (truncated or "
-                      "corrupted protobuf, "
-                   << bytes.size() << " bytes)";
+  std::string problem = ::coop::planfile::read(bytes, plan);
+  if (!problem.empty()) {
+    emitError(loc) << "invalid Plan: " << problem;
     return nullptr;
   }
   return PlanReader(plan, loc, context).read();
@@ -432,7 +514,20 @@ void mlir::coop::registerPlanTranslations() {
       [](llvm::SourceMgr &sourceMgr, MLIRContext *context) {
         const llvm::MemoryBuffer *buffer =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-        return importPlan(buffer->getBuffer(), buffer->getBufferIdentifier(),
-                          context);
+        OwningOpRef<ModuleOp> module = importPlan(
+            buffer->getBuffer(), buffer->getBufferIdentifier(), context);
+        if (!module)
+          return module;
+        // Read back what will be printed: IR that does not parse is an
+        // error here, not in the next tool.
+        std::string text;
+        llvm::raw_string_ostream stream(text);
+        module->print(stream);
+        if (!parseSourceString<ModuleOp>(text, ParserConfig(context))) {
+          emitError(module->getLoc())
+              << "invalid Plan: the program read from it does not parse back";
+          return OwningOpRef<ModuleOp>();
+        }
+        return module;
       });
 }

@@ -325,6 +325,20 @@ std::string prepareCopy(const Signature &sig) {
       sig.inputs[0].numel() != sig.outputs[0].numel())
     return "copies " + shapeText(sig.inputs[0]) + " " + dtypeName(sig.inputs[0].dtype) +
            " into " + shapeText(sig.outputs[0]) + " " + dtypeName(sig.outputs[0].dtype);
+  // A view or reshape's `size` (one dimension may be -1) is its output's shape.
+  int64_t size[kMaxRank];
+  int n = sig.call.ints("size", size, kMaxRank);
+  const Tensor &out = sig.outputs[0];
+  bool same = n < 0 || n == out.rank;
+  for (int d = 0; same && d < n; ++d)
+    same = size[d] == out.shape[d] || size[d] == -1;
+  if (!same) {
+    std::string text = "[";
+    for (int d = 0; d < n && d < kMaxRank; ++d)
+      text += (d ? "," : "") + std::to_string(size[d]);
+    return "size " + text + (n > kMaxRank ? ",...]" : "]") + " is not the output's shape " +
+           shapeText(out);
+  }
   return "";
 }
 
@@ -1245,6 +1259,21 @@ std::string checkPool(const Call &c, const Tensor &in, const Tensor &out) {
   Pool2d p = poolGeometry(c, in, out);
   if (p.kh < 1 || p.kw < 1 || p.sh < 1 || p.sw < 1 || p.dh < 1 || p.dw < 1)
     return "kernel, stride and dilation must be positive";
+  if (p.ph < 0 || p.pw < 0 || p.ph > p.kh / 2 || p.pw > p.kw / 2)
+    return "padding must be at most half the window";
+  // The window's span with dilation, in 128 bits: the sizes come from the plan.
+  __int128 spanH = static_cast<__int128>(p.dh) * (p.kh - 1) + 1;
+  __int128 spanW = static_cast<__int128>(p.dw) * (p.kw - 1) + 1;
+  bool ceil = c.b("ceil_mode");
+  int64_t oh =
+      spanH > INT64_MAX ? -1 : pooledSize(p.H, static_cast<int64_t>(spanH), p.sh, p.ph, ceil);
+  int64_t ow =
+      spanW > INT64_MAX ? -1 : pooledSize(p.W, static_cast<int64_t>(spanW), p.sw, p.pw, ceil);
+  if (oh < 0 || ow < 0)
+    return "the window " + std::to_string(p.kh) + "x" + std::to_string(p.kw) +
+           " does not fit the padded input " + shapeText(in);
+  if (oh != p.OH || ow != p.OW)
+    return "output " + shapeText(out) + " is not the pooling of " + shapeText(in);
   return "";
 }
 
@@ -1613,115 +1642,153 @@ void runNll2dBackward(const Call &c) {
 const std::vector<KernelDef> &registry() {
   static const std::vector<KernelDef> kernels = [] {
     std::vector<KernelDef> k;
-    auto add = [&](const char *name, std::vector<std::string> params, PrepareFn prepare,
-                   RunFn run) { k.push_back({name, std::move(params), prepare, run}); };
+    auto add = [&](const char *name, std::vector<std::string> params, const char *args,
+                   PrepareFn prepare, RunFn run) {
+      k.push_back({name, std::move(params), args, prepare, run});
+    };
     // Elementwise (an in-place variant runs in its output, which holds self).
     for (const char *name : {"aten.add", "aten.add_"})
-      add(name, {"self", "other"}, prepareElementwise<2>, runAdd);
+      add(name, {"self", "other"}, "other:scalar? alpha:scalar?", prepareElementwise<2>, runAdd);
     for (const char *name : {"aten.sub", "aten.sub_"})
-      add(name, {"self", "other"}, prepareElementwise<2>, runSub);
+      add(name, {"self", "other"}, "other:scalar? alpha:scalar?", prepareElementwise<2>, runSub);
     for (const char *name : {"aten.mul", "aten.mul_"})
-      add(name, {"self", "other"}, prepareElementwise<2>, runMul);
+      add(name, {"self", "other"}, "other:scalar?", prepareElementwise<2>, runMul);
     for (const char *name : {"aten.div", "aten.div_"})
-      add(name, {"self", "other"}, prepareElementwise<2>, runDiv);
+      add(name, {"self", "other"}, "other:scalar?", prepareElementwise<2>, runDiv);
     for (const char *name : {"aten.relu", "aten.relu_"})
-      add(name, {"self"}, prepareElementwise<1>, runRelu);
+      add(name, {"self"}, "", prepareElementwise<1>, runRelu);
     for (const char *name : {"aten.sqrt", "aten.sqrt_"})
-      add(name, {"self"}, prepareElementwise<1>, runSqrt);
-    add("aten.gelu", {"self"}, prepareElementwise<1>, runGelu);
-    add("aten.gelu_backward", {"grad_output", "self"}, prepareElementwise<2>, runGeluBackward);
-    add("aten.threshold_backward", {"grad_output", "self"}, prepareElementwise<2>,
+      add(name, {"self"}, "", prepareElementwise<1>, runSqrt);
+    add("aten.gelu", {"self"}, "approximate:str?", prepareElementwise<1>, runGelu);
+    add("aten.gelu_backward", {"grad_output", "self"},
+        "approximate:str?", prepareElementwise<2>, runGeluBackward);
+    add("aten.threshold_backward", {"grad_output", "self"},
+        "threshold:scalar", prepareElementwise<2>,
         runThresholdBackward);
-    add("aten.native_dropout_backward", {"grad_output", "mask"}, prepareElementwise<2>,
+    add("aten.native_dropout_backward", {"grad_output", "mask"},
+        "scale:float", prepareElementwise<2>,
         runDropoutBackward);
-    add("aten.addcmul_", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcmul);
-    add("aten.addcmul", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcmul);
-    add("aten.addcdiv_", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcdiv);
-    add("aten.addcdiv", {"self", "tensor1", "tensor2"}, prepareElementwise<3>, runAddcdiv);
+    add("aten.addcmul_", {"self", "tensor1", "tensor2"},
+        "value:scalar?", prepareElementwise<3>, runAddcmul);
+    add("aten.addcmul", {"self", "tensor1", "tensor2"},
+        "value:scalar?", prepareElementwise<3>, runAddcmul);
+    add("aten.addcdiv_", {"self", "tensor1", "tensor2"},
+        "value:scalar?", prepareElementwise<3>, runAddcdiv);
+    add("aten.addcdiv", {"self", "tensor1", "tensor2"},
+        "value:scalar?", prepareElementwise<3>, runAddcdiv);
     // Fills: the *_like and new_* ones read only their input's shape.
-    for (const char *name : {"aten.zeros_like", "aten.empty_like", "aten.new_zeros",
-                             "aten.new_empty"})
-      add(name, {"self"}, prepareFill, runZeros);
-    add("aten.ones_like", {"self"}, prepareFill, runOnes);
-    add("aten.full_like", {"self"}, prepareFill, runFull);
+    for (const char *name : {"aten.zeros_like", "aten.empty_like"})
+      add(name, {"self"}, "", prepareFill, runZeros);
+    for (const char *name : {"aten.new_zeros", "aten.new_empty"})
+      add(name, {"self"}, "size:ints[0,)", prepareFill, runZeros);
+    add("aten.ones_like", {"self"}, "", prepareFill, runOnes);
+    add("aten.full_like", {"self"}, "fill_value:scalar", prepareFill, runFull);
     for (const char *name : {"aten.zeros", "aten.empty.memory_format"})
-      add(name, {}, prepareFill, runZeros);
-    add("aten.ones", {}, prepareFill, runOnes);
-    add("aten.full", {}, prepareFill, runFull);
+      add(name, {}, "size:ints[0,)", prepareFill, runZeros);
+    add("aten.ones", {}, "size:ints[0,)", prepareFill, runOnes);
+    add("aten.full", {}, "size:ints[0,) fill_value:scalar", prepareFill, runFull);
     // Copies in logical order.
-    for (const char *name : {"coop.copy", "aten.clone", "aten._unsafe_view", "aten.view",
-                             "aten.reshape", "aten.contiguous", "aten.alias", "aten.detach"})
-      add(name, {"self"}, prepareCopy, runCopy);
+    for (const char *name :
+         {"coop.copy", "aten.clone", "aten.contiguous", "aten.alias", "aten.detach"})
+      add(name, {"self"}, "", prepareCopy, runCopy);
+    for (const char *name : {"aten._unsafe_view", "aten.view", "aten.reshape"})
+      add(name, {"self"}, "size:ints? stride:ints?", prepareCopy, runCopy);
     // Random.
-    add("aten.bernoulli_.float", {"self"}, prepareBernoulli, runBernoulli);
-    add("aten.native_dropout", {"input"}, prepareNativeDropout, runNativeDropout);
+    add("aten.bernoulli_.float", {"self"}, "p:float[0,1] rng", prepareBernoulli, runBernoulli);
+    add("aten.native_dropout", {"input"},
+        "p:float[0,1] train:bool? rng", prepareNativeDropout, runNativeDropout);
     // Reductions.
-    add("aten.sum.dim_IntList", {"self"}, prepareReduce, runSum);
-    add("aten.sum", {"self"}, prepareReduce, runSum);
-    add("aten.mean.dim", {"self"}, prepareReduce, runMean);
-    add("aten.mean", {"self"}, prepareReduce, runMean);
+    add("aten.sum.dim_IntList", {"self"}, "dim:ints? keepdim:bool?", prepareReduce, runSum);
+    add("aten.sum", {"self"}, "", prepareReduce, runSum);
+    add("aten.mean.dim", {"self"}, "dim:ints? keepdim:bool?", prepareReduce, runMean);
+    add("aten.mean", {"self"}, "", prepareReduce, runMean);
     // Linear algebra.
-    add("aten.mm", {"self", "mat2"}, prepareMatmul<0>, runMm);
-    add("aten.bmm", {"self", "mat2"}, prepareMatmul<1>, runBmm);
-    add("aten.addmm", {"self", "mat1", "mat2"}, prepareMatmul<2>, runAddmm);
+    add("aten.mm", {"self", "mat2"}, "", prepareMatmul<0>, runMm);
+    add("aten.bmm", {"self", "mat2"}, "", prepareMatmul<1>, runBmm);
+    add("aten.addmm", {"self", "mat1", "mat2"},
+        "beta:scalar? alpha:scalar?", prepareMatmul<2>, runAddmm);
     // Softmax and loss.
-    add("aten._softmax", {"self"}, prepareSoftmax, runSoftmax);
-    add("aten._log_softmax", {"self"}, prepareSoftmax, runLogSoftmax);
-    add("aten._softmax_backward_data", {"grad_output", "output"}, prepareSoftmax,
+    add("aten._softmax", {"self"}, "dim:int half_to_float:bool?", prepareSoftmax, runSoftmax);
+    add("aten._log_softmax", {"self"},
+        "dim:int half_to_float:bool?", prepareSoftmax, runLogSoftmax);
+    add("aten._softmax_backward_data", {"grad_output", "output"}, "dim:int input_dtype:any?", prepareSoftmax,
         runSoftmaxBackward);
-    add("aten._log_softmax_backward_data", {"grad_output", "output"}, prepareSoftmax,
+    add("aten._log_softmax_backward_data", {"grad_output", "output"}, "dim:int input_dtype:any?", prepareSoftmax,
         runLogSoftmaxBackward);
-    add("aten.nll_loss_forward", {"self", "target", "weight?"}, prepareNllForward,
+    add("aten.nll_loss_forward", {"self", "target", "weight?"},
+        "reduction:int[0,2] ignore_index:int", prepareNllForward,
         runNllForward);
     add("aten.nll_loss_backward",
-        {"grad_output", "self", "target", "weight?", "total_weight"}, prepareNllBackward,
+        {"grad_output", "self", "target", "weight?", "total_weight"},
+         "reduction:int[0,2] ignore_index:int", prepareNllBackward,
         runNllBackward);
     // Normalization.
-    add("aten.native_layer_norm", {"input", "weight?", "bias?"}, prepareLayerNorm,
+    add("aten.native_layer_norm", {"input", "weight?", "bias?"},
+        "normalized_shape:ints[0,) eps:float[0,)", prepareLayerNorm,
         runLayerNorm);
     add("aten.native_layer_norm_backward",
-        {"grad_out", "input", "mean", "rstd", "weight?", "bias?"}, prepareLayerNormBackward,
+        {"grad_out", "input", "mean", "rstd", "weight?", "bias?"},
+         "normalized_shape:ints[0,)? output_mask:any?", prepareLayerNormBackward,
         runLayerNormBackward);
     add("aten.native_batch_norm",
-        {"input", "weight?", "bias?", "running_mean?", "running_var?"}, prepareBatchNorm,
+        {"input", "weight?", "bias?", "running_mean?", "running_var?"},
+         "training:bool momentum:float? eps:float[0,)", prepareBatchNorm,
         runBatchNorm);
     add("aten.native_batch_norm_backward",
         {"grad_out", "input", "weight?", "running_mean?", "running_var?", "save_mean?",
          "save_invstd?"},
-        prepareBatchNormBackward, runBatchNormBackward);
+        "train:bool eps:float[0,) output_mask:any?", prepareBatchNormBackward,
+        runBatchNormBackward);
     // Recurrent nets.
     for (const char *name : {"aten.sigmoid", "aten.sigmoid_"})
-      add(name, {"self"}, prepareElementwise<1>, runSigmoid);
+      add(name, {"self"}, "", prepareElementwise<1>, runSigmoid);
     for (const char *name : {"aten.tanh", "aten.tanh_"})
-      add(name, {"self"}, prepareElementwise<1>, runTanh);
-    add("aten.sigmoid_backward", {"grad_output", "output"}, prepareElementwise<2>,
+      add(name, {"self"}, "", prepareElementwise<1>, runTanh);
+    add("aten.sigmoid_backward", {"grad_output", "output"}, "", prepareElementwise<2>,
         runSigmoidBackward);
-    add("aten.tanh_backward", {"grad_output", "output"}, prepareElementwise<2>,
+    add("aten.tanh_backward", {"grad_output", "output"}, "", prepareElementwise<2>,
         runTanhBackward);
     // Joining, splitting, scattering gradients back.
-    add("aten.cat", {"tensors[]"}, prepareJoin<false>, runJoin<false>);
-    add("aten.stack", {"tensors[]"}, prepareJoin<true>, runJoin<true>);
+    add("aten.cat", {"tensors[]"}, "dim:int?", prepareJoin<false>, runJoin<false>);
+    add("aten.stack", {"tensors[]"}, "dim:int?", prepareJoin<true>, runJoin<true>);
     for (const char *name : {"aten.split.Tensor", "aten.unsafe_split.Tensor",
                              "aten.split_with_sizes", "aten.unsafe_split_with_sizes"})
-      add(name, {"self"}, prepareSplit, runSplit);
-    add("aten.select_backward", {"grad_output"}, prepareScatterBack<true>,
+      add(name, {"self"}, "split_size:int[1,)? split_sizes:ints[0,)? dim:int?", prepareSplit,
+          runSplit);
+    add("aten.select_backward", {"grad_output"},
+        "input_sizes:ints[0,) dim:int index:int", prepareScatterBack<true>,
         runScatterBack<true>);
-    add("aten.slice_backward", {"grad_output"}, prepareScatterBack<false>,
+    add("aten.slice_backward", {"grad_output"},
+        "input_sizes:ints[0,) dim:int start:int? end:int? step:int[1,)", prepareScatterBack<false>,
         runScatterBack<false>);
-    add("aten.nll_loss2d_forward", {"self", "target", "weight?"}, prepareNll2dForward,
+    add("aten.nll_loss2d_forward", {"self", "target", "weight?"},
+        "reduction:int[0,2] ignore_index:int", prepareNll2dForward,
         runNll2dForward);
     add("aten.nll_loss2d_backward",
-        {"grad_output", "self", "target", "weight?", "total_weight"}, prepareNll2dBackward,
+        {"grad_output", "self", "target", "weight?", "total_weight"},
+         "reduction:int[0,2] ignore_index:int", prepareNll2dBackward,
         runNll2dBackward);
     // Convolution (also transposed), pooling, embedding.
-    add("aten.convolution", {"input", "weight", "bias?"}, prepareConvolution, runConvolution);
+    add("aten.convolution", {"input", "weight", "bias?"},
+        "stride:ints[1,) padding:ints[0,) dilation:ints[1,) transposed:bool "
+        "output_padding:ints[0,) groups:int[1,)",
+        prepareConvolution, runConvolution);
     add("aten.convolution_backward", {"grad_output", "input", "weight"},
+        "stride:ints[1,) padding:ints[0,) dilation:ints[1,) transposed:bool "
+        "output_padding:ints[0,) groups:int[1,) bias_sizes:any? output_mask:any?",
         prepareConvolutionBackward, runConvolutionBackward);
-    add("aten.max_pool2d_with_indices", {"self"}, prepareMaxPool, runMaxPool);
+    add("aten.max_pool2d_with_indices", {"self"},
+        "kernel_size:ints[1,) stride:ints[1,)? padding:ints[0,)? dilation:ints[1,)? "
+        "ceil_mode:bool?",
+        prepareMaxPool, runMaxPool);
     add("aten.max_pool2d_with_indices_backward", {"grad_output", "self", "indices"},
+        "kernel_size:ints[1,) stride:ints[1,)? padding:ints[0,)? dilation:ints[1,)? "
+        "ceil_mode:bool?",
         prepareMaxPoolBackward, runMaxPoolBackward);
-    add("aten.embedding", {"weight", "indices"}, prepareEmbedding, runEmbedding);
-    add("aten.embedding_dense_backward", {"grad_output", "indices"}, prepareEmbeddingBackward,
+    add("aten.embedding", {"weight", "indices"},
+        "padding_idx:int? scale_grad_by_freq:bool? sparse:bool?", prepareEmbedding, runEmbedding);
+    add("aten.embedding_dense_backward", {"grad_output", "indices"},
+        "num_weights:int[0,) padding_idx:int? scale_grad_by_freq:bool?", prepareEmbeddingBackward,
         runEmbeddingBackward);
     // The rest of the zoo's kernels (CpuKernelsMore.cpp).
     for (auto more : {moreCpuKernels, mathCpuKernels, indexingCpuKernels})

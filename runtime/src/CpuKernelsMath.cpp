@@ -487,59 +487,67 @@ std::vector<KernelDef> mathCpuKernels() {
   std::vector<KernelDef> kernels;
   // An in-place variant runs in its output, which holds self.
   auto withInPlace = [&](const char *name, const char *inPlace,
-                         std::vector<std::string> params, PrepareFn prepare, RunFn run) {
-    kernels.push_back({name, params, prepare, run});
-    kernels.push_back({inPlace, params, prepare, run});
+                         std::vector<std::string> params, const char *args, PrepareFn prepare,
+                         RunFn run) {
+    kernels.push_back({name, params, args, prepare, run});
+    kernels.push_back({inPlace, params, args, prepare, run});
   };
-  withInPlace("aten.exp", "aten.exp_", {"self"}, prepareFloatMath, runFloatMath<expOf>);
-  withInPlace("aten.log", "aten.log_", {"self"}, prepareFloatMath, runFloatMath<logOf>);
-  withInPlace("aten.rsqrt", "aten.rsqrt_", {"self"}, prepareFloatMath, runFloatMath<rsqrtOf>);
-  withInPlace("aten.reciprocal", "aten.reciprocal_", {"self"}, prepareFloatMath,
+  withInPlace("aten.exp", "aten.exp_", {"self"}, "", prepareFloatMath, runFloatMath<expOf>);
+  withInPlace("aten.log", "aten.log_", {"self"}, "", prepareFloatMath, runFloatMath<logOf>);
+  withInPlace("aten.rsqrt", "aten.rsqrt_", {"self"}, "", prepareFloatMath, runFloatMath<rsqrtOf>);
+  withInPlace("aten.reciprocal", "aten.reciprocal_", {"self"}, "", prepareFloatMath,
               runFloatMath<reciprocalOf>);
-  withInPlace("aten.sin", "aten.sin_", {"self"}, prepareFloatMath, runFloatMath<sinOf>);
-  withInPlace("aten.cos", "aten.cos_", {"self"}, prepareFloatMath, runFloatMath<cosOf>);
-  withInPlace("aten.erf", "aten.erf_", {"self"}, prepareFloatMath, runFloatMath<erfOf>);
-  withInPlace("aten.pow.Tensor_Scalar", "aten.pow_.Scalar", {"self"}, preparePowTensorScalar,
+  withInPlace("aten.sin", "aten.sin_", {"self"}, "", prepareFloatMath, runFloatMath<sinOf>);
+  withInPlace("aten.cos", "aten.cos_", {"self"}, "", prepareFloatMath, runFloatMath<cosOf>);
+  withInPlace("aten.erf", "aten.erf_", {"self"}, "", prepareFloatMath, runFloatMath<erfOf>);
+  withInPlace("aten.pow.Tensor_Scalar", "aten.pow_.Scalar", {"self"},
+      "exponent:scalar", preparePowTensorScalar,
               runPowTensorScalar);
-  withInPlace("aten.pow.Tensor_Tensor", "aten.pow_.Tensor", {"self", "exponent"},
+  withInPlace("aten.pow.Tensor_Tensor", "aten.pow_.Tensor", {"self", "exponent"}, "",
               prepareFloatMath, runPowTensorTensor);
-  kernels.push_back({"aten.pow.Scalar", {"exponent"}, preparePowScalar, runPowScalar});
-  withInPlace("aten.abs", "aten.abs_", {"self"}, prepareNumeric, runAbs);
-  withInPlace("aten.sign", "aten.sign_", {"self"}, prepareNumeric, runSign);
-  kernels.push_back({"aten.sgn", {"self"}, prepareNumeric, runSign}); // abs's backward
-  withInPlace("aten.clamp", "aten.clamp_", {"self"}, prepareClamp, runClamp);
-  withInPlace("aten.clamp_min", "aten.clamp_min_", {"self"}, prepareClamp, runClamp);
-  withInPlace("aten.clamp_max", "aten.clamp_max_", {"self"}, prepareClamp, runClamp);
-  kernels.push_back({"aten.maximum", {"self", "other"}, prepareNumeric, runExtremum<true>});
-  kernels.push_back({"aten.minimum", {"self", "other"}, prepareNumeric, runExtremum<false>});
-  kernels.push_back({"aten.rsub.Scalar", {"self"}, prepareRsub, runRsub});
-  kernels.push_back({"aten.rsub.Tensor", {"self", "other"}, prepareRsub, runRsub});
+  kernels.push_back({"aten.pow.Scalar", {"exponent"},
+      "self:scalar", preparePowScalar, runPowScalar});
+  withInPlace("aten.abs", "aten.abs_", {"self"}, "", prepareNumeric, runAbs);
+  withInPlace("aten.sign", "aten.sign_", {"self"}, "", prepareNumeric, runSign);
+  kernels.push_back({"aten.sgn", {"self"}, "", prepareNumeric, runSign}); // abs's backward
+  withInPlace("aten.clamp", "aten.clamp_", {"self"},
+      "min:scalar? max:scalar?", prepareClamp, runClamp);
+  withInPlace("aten.clamp_min", "aten.clamp_min_", {"self"}, "min:scalar", prepareClamp, runClamp);
+  withInPlace("aten.clamp_max", "aten.clamp_max_", {"self"}, "max:scalar", prepareClamp, runClamp);
+  kernels.push_back({"aten.maximum", {"self", "other"}, "", prepareNumeric, runExtremum<true>});
+  kernels.push_back({"aten.minimum", {"self", "other"}, "", prepareNumeric, runExtremum<false>});
+  kernels.push_back({"aten.rsub.Scalar", {"self"},
+      "other:scalar alpha:scalar?", prepareRsub, runRsub});
+  kernels.push_back({"aten.rsub.Tensor", {"self", "other"}, "alpha:scalar?", prepareRsub, runRsub});
   // eq.Scalar and ne.Scalar are CpuKernelsMore.cpp's.
   kernels.insert(kernels.end(), {
-      {"aten.ge.Scalar", {"self"}, prepareCompare, runCompare<Relation::Ge>},
-      {"aten.le.Scalar", {"self"}, prepareCompare, runCompare<Relation::Le>},
-      {"aten.gt.Scalar", {"self"}, prepareCompare, runCompare<Relation::Gt>},
-      {"aten.lt.Scalar", {"self"}, prepareCompare, runCompare<Relation::Lt>},
-      {"aten.eq.Tensor", {"self", "other"}, prepareCompare, runCompare<Relation::Eq>},
-      {"aten.ne.Tensor", {"self", "other"}, prepareCompare, runCompare<Relation::Ne>},
-      {"aten.ge.Tensor", {"self", "other"}, prepareCompare, runCompare<Relation::Ge>},
-      {"aten.le.Tensor", {"self", "other"}, prepareCompare, runCompare<Relation::Le>},
-      {"aten.gt.Tensor", {"self", "other"}, prepareCompare, runCompare<Relation::Gt>},
-      {"aten.lt.Tensor", {"self", "other"}, prepareCompare, runCompare<Relation::Lt>},
-      {"aten.where.self", {"condition", "self", "other"}, prepareWhere, runWhere},
-      {"aten.scalar_tensor", {}, prepareScalarTensor, runScalarTensor},
-      {"aten.masked_fill_.Scalar", {"self", "mask"}, prepareMaskedFillInPlace,
+      {"aten.ge.Scalar", {"self"}, "other:scalar", prepareCompare, runCompare<Relation::Ge>},
+      {"aten.le.Scalar", {"self"}, "other:scalar", prepareCompare, runCompare<Relation::Le>},
+      {"aten.gt.Scalar", {"self"}, "other:scalar", prepareCompare, runCompare<Relation::Gt>},
+      {"aten.lt.Scalar", {"self"}, "other:scalar", prepareCompare, runCompare<Relation::Lt>},
+      {"aten.eq.Tensor", {"self", "other"}, "", prepareCompare, runCompare<Relation::Eq>},
+      {"aten.ne.Tensor", {"self", "other"}, "", prepareCompare, runCompare<Relation::Ne>},
+      {"aten.ge.Tensor", {"self", "other"}, "", prepareCompare, runCompare<Relation::Ge>},
+      {"aten.le.Tensor", {"self", "other"}, "", prepareCompare, runCompare<Relation::Le>},
+      {"aten.gt.Tensor", {"self", "other"}, "", prepareCompare, runCompare<Relation::Gt>},
+      {"aten.lt.Tensor", {"self", "other"}, "", prepareCompare, runCompare<Relation::Lt>},
+      {"aten.where.self", {"condition", "self", "other"}, "", prepareWhere, runWhere},
+      {"aten.scalar_tensor", {}, "s:scalar", prepareScalarTensor, runScalarTensor},
+      {"aten.masked_fill_.Scalar", {"self", "mask"}, "value:scalar", prepareMaskedFillInPlace,
        runMaskedFillInPlace},
-      {"aten.amax", {"self"}, prepareExtreme, runExtreme<true>},
-      {"aten.amin", {"self"}, prepareExtreme, runExtreme<false>},
-      {"aten.var.correction", {"self"}, prepareMoments<Moment::Var>,
+      {"aten.amax", {"self"}, "dim:ints? keepdim:bool?", prepareExtreme, runExtreme<true>},
+      {"aten.amin", {"self"}, "dim:ints? keepdim:bool?", prepareExtreme, runExtreme<false>},
+      {"aten.var.correction", {"self"},
+       "dim:ints? correction:scalar? keepdim:bool?", prepareMoments<Moment::Var>,
        runMoments<Moment::Var>},
-      {"aten.std.correction", {"self"}, prepareMoments<Moment::Std>,
+      {"aten.std.correction", {"self"},
+       "dim:ints? correction:scalar? keepdim:bool?", prepareMoments<Moment::Std>,
        runMoments<Moment::Std>},
-      {"aten.var_mean.correction", {"self"}, prepareMoments<Moment::VarMean>,
+      {"aten.var_mean.correction", {"self"},
+       "dim:ints? correction:scalar? keepdim:bool?", prepareMoments<Moment::VarMean>,
        runMoments<Moment::VarMean>},
   });
-  withInPlace("aten.logical_and", "aten.logical_and_", {"self", "other"}, prepareMask,
+  withInPlace("aten.logical_and", "aten.logical_and_", {"self", "other"}, "", prepareMask,
               runLogicalAnd);
   return kernels;
 }

@@ -119,12 +119,25 @@ struct KernelDef {
   const char *name;                 // "aten.addmm", "aten.add_.Tensor"
   std::vector<std::string> params;  // schema tensor parameters, in order;
                                     // a trailing '?' marks an optional one
+  /// The scalar arguments it reads, which the plan verifier checks before
+  /// anything runs: space-separated `name:type`, type one of float, int,
+  /// bool, str, ints (an int or a list), scalar (int, float or bool), any; then
+  /// `?` when it may be absent or None (ATen has a default), then a range
+  /// for numbers, e.g. "p:float[0,1] train:bool?"; the word `rng` marks a
+  /// random kernel, whose launches must carry a stream. "" reads none.
+  const char *args;
   PrepareFn prepare;
   RunFn run;
   /// Writes its outputs through their strides, so an in-place output may
   /// be a view (others get contiguous outputs).
   bool stridedOutputs = false;
 };
+
+/// PyTorch's pooled size of a dimension of `in` elements for a window of
+/// `span` elements (dilation included): floor or ceil, a last window
+/// starting in the right padding dropped; -1 when the window does not fit
+/// the padded input or the stride is not positive. Any int64 arguments.
+int64_t pooledSize(int64_t in, int64_t span, int64_t stride, int64_t pad, bool ceil);
 
 /// A dimension argument, counted from the end when negative.
 int normDim(int64_t dim, int rank);

@@ -4,12 +4,15 @@
 
 #include "Backend.h"
 #include "Kernel.h"
+#include "PlanFileFormat.h"
+#include "PlanVerifier.h"
 #include "Random.h"
 
 #include "training_graph.pb.h"
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <new>
@@ -76,8 +79,6 @@ extern "C" void coop_status_free(coop_status_t status) { delete status; }
 
 namespace {
 
-constexpr uint32_t kPlanFormatVersion = 1;
-
 struct LaunchInfo {
   const KernelDef *kernel = nullptr;
   std::vector<BufferDesc> inputs, outputs;
@@ -111,69 +112,22 @@ struct coop_plan_s {
 
 namespace {
 
-bool mulOverflows(int64_t a, int64_t b, int64_t &out) {
-  return __builtin_mul_overflow(a, b, &out);
-}
-
-/// Checks one buffer against the arena and its own dtype, shape and strides.
-std::string readBuffer(const coop_pb::Buffer &buffer, int64_t arenaBytes,
-                       BufferDesc &out, int64_t &highWaterMark) {
-  std::ostringstream error;
-  int64_t width = elementSize(buffer.dtype());
-  if (width == 0) {
-    error << "has unknown dtype " << static_cast<int>(buffer.dtype());
-    return error.str();
-  }
-  if (buffer.shape_size() > kMaxRank) {
-    error << "has rank " << buffer.shape_size() << ", more than " << kMaxRank;
-    return error.str();
-  }
-  if (buffer.strides_size() != buffer.shape_size()) {
-    error << "has " << buffer.strides_size() << " strides for rank "
-          << buffer.shape_size();
-    return error.str();
-  }
-  if (buffer.offset() < 0 || buffer.size() < 0 ||
-      buffer.offset() > arenaBytes || buffer.size() > arenaBytes - buffer.offset()) {
-    error << "bytes [" << buffer.offset() << ", "
-          << buffer.offset() + buffer.size() << ") lie outside the arena of "
-          << arenaBytes << " bytes";
-    return error.str();
-  }
-  if (buffer.element_offset() < 0) {
-    error << "has negative element offset " << buffer.element_offset();
-    return error.str();
-  }
+/// One buffer as kernels see it; verifyPlan has checked it against the
+/// arena and its storage.
+BufferDesc readBuffer(const coop_pb::Buffer &buffer, int64_t &highWaterMark) {
+  BufferDesc out;
   Tensor &t = out.layout;
   t.dtype = buffer.dtype();
   t.rank = buffer.shape_size();
-  int64_t numel = 1, last = buffer.element_offset();
   for (int d = 0; d < t.rank; ++d) {
     t.shape[d] = buffer.shape(d);
     t.strides[d] = buffer.strides(d);
-    if (t.shape[d] < 0 || t.strides[d] < 0) {
-      error << "has negative size or stride in dimension " << d;
-      return error.str();
-    }
-    int64_t span;
-    if (mulOverflows(numel, t.shape[d], numel) ||
-        (t.shape[d] > 0 && (mulOverflows(t.shape[d] - 1, t.strides[d], span) ||
-                            __builtin_add_overflow(last, span, &last)))) {
-      error << "has a shape or strides that overflow";
-      return error.str();
-    }
-  }
-  int64_t endByte;
-  if (numel > 0 && (mulOverflows(last + 1, width, endByte) || endByte > buffer.size())) {
-    error << "reads element " << last << " of a " << buffer.size()
-          << "-byte storage of " << dtypeName(t.dtype);
-    return error.str();
   }
   out.offset = buffer.offset();
   out.size = buffer.size();
-  out.elementByteOffset = buffer.element_offset() * width;
+  out.elementByteOffset = buffer.element_offset() * elementSize(t.dtype);
   highWaterMark = std::max(highWaterMark, buffer.offset() + buffer.size());
-  return "";
+  return out;
 }
 
 bool isContiguous(const BufferDesc &buffer) {
@@ -343,21 +297,11 @@ std::string operandSignature(const std::vector<BufferDesc> &inputs) {
 coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
   auto plan = std::make_unique<coop_plan_s>();
   coop_pb::Plan &proto = plan->proto;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return Error(COOP_STATUS_INVALID_PLAN)
-           << "invalid Plan: not a serialized Plan (truncated or corrupted "
-              "protobuf, "
-           << bytes.size() << " bytes)";
-  if (proto.format_version() != kPlanFormatVersion)
-    return Error(COOP_STATUS_INVALID_PLAN)
-           << "invalid Plan: format version " << proto.format_version()
-           << " is not the supported version " << kPlanFormatVersion;
-  if (proto.arena_bytes() <= 0)
-    return Error(COOP_STATUS_INVALID_PLAN)
-           << "invalid Plan: arena size " << proto.arena_bytes()
-           << " is not positive";
-  int64_t arena = proto.arena_bytes();
+  std::string problem = coop::planfile::read(bytes, proto);
+  if (problem.empty())
+    problem = verifyPlan(proto);
+  if (!problem.empty())
+    return Error(COOP_STATUS_INVALID_PLAN) << "invalid Plan: " << problem;
   int64_t &hwm = plan->highWaterMark;
   for (int i = 0; i < proto.arguments_size(); ++i) {
     const coop_pb::PlanArgument &arg = proto.arguments(i);
@@ -367,11 +311,9 @@ coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
     if (arg.role() < coop_pb::PARAMETER || arg.role() > coop_pb::INPUT)
       return Error(COOP_STATUS_INVALID_PLAN) << "invalid Plan: " << where
                                              << " has unknown role " << arg.role();
-    std::string error = readBuffer(arg.buffer(), arena, info.buffer, hwm);
-    if (error.empty() && !isContiguous(info.buffer))
-      error = "is not contiguous";
-    if (!error.empty())
-      return Error(COOP_STATUS_INVALID_PLAN) << "invalid Plan: " << where << " " << error;
+    info.buffer = readBuffer(arg.buffer(), hwm);
+    if (!isContiguous(info.buffer))
+      return Error(COOP_STATUS_INVALID_PLAN) << "invalid Plan: " << where << " is not contiguous";
     if (!plan->argumentByName.emplace(info.name, plan->arguments.size()).second)
       return Error(COOP_STATUS_INVALID_PLAN)
              << "invalid Plan: " << where << ": the name is used twice";
@@ -383,12 +325,10 @@ coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
     plan->arguments[i].info.name = plan->arguments[i].name.c_str();
 
   for (int i = 0; i < proto.outputs_size(); ++i) {
-    BufferDesc out;
-    std::string error = readBuffer(proto.outputs(i), arena, out, hwm);
-    if (error.empty() && !isContiguous(out))
-      error = "is not contiguous";
-    if (!error.empty())
-      return Error(COOP_STATUS_INVALID_PLAN) << "invalid Plan: output #" << i << " " << error;
+    BufferDesc out = readBuffer(proto.outputs(i), hwm);
+    if (!isContiguous(out))
+      return Error(COOP_STATUS_INVALID_PLAN)
+             << "invalid Plan: output #" << i << " is not contiguous";
     plan->outputs.push_back(out);
     coop_tensor_info_t info = infoOf(out);
     info.name = "";
@@ -406,41 +346,19 @@ coop_status_t loadPlan(const std::string &bytes, coop_plan_t **outPlan) {
         missing.push_back(src.kernel());
       continue;
     }
-    if (src.inputs_size() > kMaxOperands || src.outputs_size() > kMaxOperands)
-      return Error(COOP_STATUS_INVALID_PLAN) << where << " has more than "
-                                             << kMaxOperands << " operands";
-    for (int k = 0; k < 2; ++k) {
-      const auto &buffers = k == 0 ? src.inputs() : src.outputs();
-      auto &descs = k == 0 ? launch.inputs : launch.outputs;
-      for (int b = 0; b < buffers.size(); ++b) {
-        BufferDesc desc;
-        std::string error = readBuffer(buffers[b], arena, desc, hwm);
-        if (error.empty() && k == 1 && !isContiguous(desc) && !launch.kernel->stridedOutputs)
-          error = "is not contiguous";
-        if (!error.empty())
-          return Error(COOP_STATUS_INVALID_PLAN)
-                 << where << (k == 0 ? " input #" : " output #") << b << " " << error;
-        descs.push_back(desc);
-      }
+    for (const coop_pb::Buffer &buffer : src.inputs())
+      launch.inputs.push_back(readBuffer(buffer, hwm));
+    for (int o = 0; o < src.outputs_size(); ++o) {
+      launch.outputs.push_back(readBuffer(src.outputs(o), hwm));
+      if (!isContiguous(launch.outputs.back()) && !launch.kernel->stridedOutputs)
+        return Error(COOP_STATUS_INVALID_PLAN) << where << " output #" << o << " is not contiguous";
     }
-    if (src.has_workspace()) {
-      BufferDesc workspace;
-      std::string error = readBuffer(src.workspace(), arena, workspace, hwm);
-      if (!error.empty())
-        return Error(COOP_STATUS_INVALID_PLAN) << where << " workspace " << error;
-    }
+    if (src.has_workspace())
+      readBuffer(src.workspace(), hwm);
     launch.inplace.assign(src.outputs_size(), -1);
     if (!src.inplace().empty()) {
-      if (src.inplace_size() != src.outputs_size())
-        return Error(COOP_STATUS_INVALID_PLAN)
-               << where << " has " << src.inplace_size() << " in-place entries for "
-               << src.outputs_size() << " outputs";
       for (int o = 0; o < src.inplace_size(); ++o) {
         int k = src.inplace(o);
-        if (k < -1 || k >= src.inputs_size())
-          return Error(COOP_STATUS_INVALID_PLAN)
-                 << where << " output #" << o << " overwrites input #" << k
-                 << ", which does not exist";
         if (k >= 0) {
           const Tensor &a = launch.outputs[o].layout, &b = launch.inputs[k].layout;
           bool same = a.dtype == b.dtype && a.rank == b.rank;
@@ -522,6 +440,9 @@ extern "C" coop_status_t coop_plan_load_bytes(const void *data, size_t size,
 }
 
 static coop_status_t readFile(const char *path, std::string &out) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    return Error(COOP_STATUS_NOT_FOUND) << "'" << path << "' is a directory, not a file";
   std::ifstream file(path, std::ios::binary);
   if (!file)
     return Error(COOP_STATUS_NOT_FOUND) << "cannot open '" << path << "'";

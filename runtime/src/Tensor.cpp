@@ -191,6 +191,17 @@ void fillRandomArgument(const std::string &name, coop_role_t role, const Tensor 
   }
 }
 
+int64_t pooledSize(int64_t in, int64_t span, int64_t stride, int64_t pad, bool ceil) {
+  // In 128 bits: the arguments come from the plan.
+  __int128 room = static_cast<__int128>(in) + 2 * static_cast<__int128>(pad) - span;
+  if (room < 0 || stride < 1)
+    return -1;
+  __int128 out = (ceil ? (room + stride - 1) / stride : room / stride) + 1;
+  if (ceil && (out - 1) * stride >= static_cast<__int128>(in) + pad)
+    --out;
+  return static_cast<int64_t>(out);
+}
+
 int normDim(int64_t dim, int rank) {
   return static_cast<int>(dim < 0 ? dim + std::max(rank, 1) : dim);
 }

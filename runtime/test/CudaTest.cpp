@@ -14,6 +14,7 @@
 #include "coop/runtime.h"
 #include "cuda/CudaBackend.h"
 
+#include "PlanFileFormat.h"
 #include "plan.pb.h"
 
 #include <gtest/gtest.h>
@@ -264,7 +265,7 @@ TEST(CudaBackend, RejectsUnsupportedKernelsByName) {
   // x [2, 2] at 0 -> [2, 2] at 16.
   ASSERT_FALSE(coop::rt::cudaHasKernel("aten.hardswish"));
   coop_pb::Plan proto;
-  proto.set_format_version(1);
+  proto.set_format_version(coop::planfile::kFormatVersion);
   proto.set_name("hardswish");
   proto.set_arena_bytes(32);
   auto buffer = [](coop_pb::Buffer *b, int64_t offset) {
@@ -284,7 +285,8 @@ TEST(CudaBackend, RejectsUnsupportedKernelsByName) {
   launch->set_kernel("aten.hardswish");
   buffer(launch->add_inputs(), 0);
   buffer(launch->add_outputs(), 16);
-  std::string bytes = proto.SerializeAsString();
+  std::string bytes;
+  ASSERT_TRUE(coop::planfile::write(proto, bytes));
   coop_plan_t *plan = nullptr;
   coop_status_t status = coop_plan_load_bytes(bytes.data(), bytes.size(), &plan);
   ASSERT_EQ(status, nullptr) << coop_status_message(status); // the CPU has it

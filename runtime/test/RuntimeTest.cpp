@@ -2,6 +2,8 @@
 
 #include "coop/runtime.h"
 
+#include "PlanFileFormat.h"
+#include "PlanVerifier.h"
 #include "plan.pb.h"
 
 #include <gtest/gtest.h>
@@ -67,15 +69,22 @@ void setFloat(coop_pb::Launch *launch, const char *name, double value) {
   arg->mutable_value()->set_float_value(value);
 }
 
+/// A plan of `arenaBytes` with the arguments x [4] (input) at 0 and w [4]
+/// (parameter) at 16, and no launch yet.
+coop_pb::Plan planWithXAndW(const char *name, int64_t arenaBytes) {
+  coop_pb::Plan plan;
+  plan.set_format_version(coop::planfile::kFormatVersion);
+  plan.set_name(name);
+  plan.set_arena_bytes(arenaBytes);
+  addArgument(plan, "x", coop_pb::INPUT, 0, {4});
+  addArgument(plan, "w", coop_pb::PARAMETER, 16, {4});
+  return plan;
+}
+
 /// x [4] (input), w [4] (parameter) at 0 and 16; tmp = x * w at 32,
 /// loss = sum(tmp) at 48, w -= 0.5 * tmp in place.
 coop_pb::Plan tinyPlan() {
-  coop_pb::Plan plan;
-  plan.set_format_version(1);
-  plan.set_name("tiny");
-  plan.set_arena_bytes(64);
-  addArgument(plan, "x", coop_pb::INPUT, 0, {4});
-  addArgument(plan, "w", coop_pb::PARAMETER, 16, {4});
+  coop_pb::Plan plan = planWithXAndW("tiny", 64);
   coop_pb::Launch *mul = plan.add_launches();
   mul->set_kernel("aten.mul.Tensor");
   setBuffer(mul->add_inputs(), 0, {4});
@@ -113,8 +122,15 @@ struct Loaded {
   }
 };
 
+/// The bytes of a Plan file holding `proto`.
+std::string planFile(const coop_pb::Plan &proto) {
+  std::string bytes;
+  EXPECT_TRUE(coop::planfile::write(proto, bytes));
+  return bytes;
+}
+
 Status load(const coop_pb::Plan &proto, Loaded &loaded) {
-  std::string bytes = proto.SerializeAsString();
+  std::string bytes = planFile(proto);
   return coop_plan_load_bytes(bytes.data(), bytes.size(), &loaded.plan);
 }
 
@@ -167,7 +183,7 @@ TEST(Runtime, RunningAllocatesNothingButTheArena) {
 }
 
 TEST(Runtime, RejectsTruncatedAndCorruptedPlans) {
-  std::string bytes = tinyPlan().SerializeAsString();
+  std::string bytes = planFile(tinyPlan());
   for (size_t keep : {bytes.size() - 1, bytes.size() / 2, size_t(3)}) {
     coop_plan_t *plan = nullptr;
     Status s = coop_plan_load_bytes(bytes.data(), keep, &plan);
@@ -193,11 +209,11 @@ TEST(Runtime, RejectsTruncatedAndCorruptedPlans) {
 
 TEST(Runtime, RejectsAnUnknownVersion) {
   coop_pb::Plan plan = tinyPlan();
-  plan.set_format_version(2);
+  plan.set_format_version(coop::planfile::kFormatVersion + 1);
   Loaded l;
   Status s = load(plan, l);
   EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN);
-  EXPECT_NE(s.message().find("format version 2"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("format version 3"), std::string::npos) << s.message();
 }
 
 TEST(Runtime, NamesKernelsWithoutAnImplementation) {
@@ -217,7 +233,7 @@ TEST(Runtime, RejectsBuffersOutsideTheArenaOrTheirStorage) {
   Loaded l;
   Status s = load(plan, l);
   EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN);
-  EXPECT_NE(s.message().find("launch #0 'aten.mul.Tensor' output #0 bytes [56, 72) lie "
+  EXPECT_NE(s.message().find("launch #0 'aten.mul.Tensor': output #0 bytes [56, 72) lie "
                              "outside the arena of 64 bytes"),
             std::string::npos)
       << s.message();
@@ -238,7 +254,6 @@ TEST(Runtime, RejectsBuffersOutsideTheArenaOrTheirStorage) {
 
   plan = tinyPlan();
   plan.mutable_launches(0)->mutable_outputs(0)->set_shape(0, 3);
-  plan.mutable_launches(0)->mutable_outputs(0)->set_size(12);
   Loaded l4;
   Status s4 = load(plan, l4);
   EXPECT_EQ(s4.code(), COOP_STATUS_INVALID_PLAN);
@@ -249,7 +264,7 @@ TEST(Runtime, RejectsBuffersOutsideTheArenaOrTheirStorage) {
 /// 32), in place, or into the same view of another storage at 48.
 coop_pb::Plan fillViewPlan(bool inPlace) {
   coop_pb::Plan plan;
-  plan.set_format_version(1);
+  plan.set_format_version(coop::planfile::kFormatVersion);
   plan.set_name("fill_view");
   plan.set_arena_bytes(96);
   addArgument(plan, "x", coop_pb::INPUT, 0, {2, 4});
@@ -344,7 +359,7 @@ TEST(Runtime, CopiesOnWriteAndReadsStridedInputs) {
   // w [2, 2] at 0; out = w^T (a strided view) @ w into 16; then
   // out2 = add_(w, out) into a different buffer at 32 (copy on write).
   coop_pb::Plan plan;
-  plan.set_format_version(1);
+  plan.set_format_version(coop::planfile::kFormatVersion);
   plan.set_name("strided");
   plan.set_arena_bytes(48);
   addArgument(plan, "w", coop_pb::PARAMETER, 0, {2, 2});
@@ -393,7 +408,7 @@ TEST(Runtime, CatAndStackReadTheirOperandListInOrder) {
   // stack([a, b], dim 0) -> [2, 2, 2] at 64, with b read transposed.
   auto makePlan = [](std::vector<int> catOperands, std::vector<int64_t> catShape) {
     coop_pb::Plan plan;
-    plan.set_format_version(1);
+    plan.set_format_version(coop::planfile::kFormatVersion);
     plan.set_name("join");
     plan.set_arena_bytes(96);
     addArgument(plan, "a", coop_pb::INPUT, 0, {2, 2});
@@ -459,7 +474,7 @@ TEST(Runtime, CatAndStackReadTheirOperandListInOrder) {
 /// Outputs: each copy's values, then each copy's mask.
 coop_pb::Plan dropoutPlan(int64_t offset, int copies) {
   coop_pb::Plan plan;
-  plan.set_format_version(1);
+  plan.set_format_version(coop::planfile::kFormatVersion);
   plan.set_name("dropout");
   plan.set_arena_bytes(4096);
   addArgument(plan, "x", coop_pb::INPUT, 0, {256});
@@ -555,7 +570,7 @@ struct OperandSpec {
 coop_pb::Plan oneLaunchPlan(const char *kernel, std::vector<OperandSpec> inputs,
                             std::vector<OperandSpec> outputs) {
   coop_pb::Plan plan;
-  plan.set_format_version(1);
+  plan.set_format_version(coop::planfile::kFormatVersion);
   plan.set_name(kernel);
   coop_pb::Launch *launch = plan.add_launches();
   launch->set_kernel(kernel);
@@ -680,7 +695,7 @@ TEST(Runtime, NetKernelsRejectMalformedLaunches) {
   coop_pb::Plan bilinear =
       oneLaunchPlan("aten.upsample_bilinear2d.vec", {{{1, 1, 2, 2}}}, {{{1, 1, 4, 4}}});
   addInts(bilinear, "output_size", {4, 4});
-  expectRejected(bilinear, "has no 'align_corners'");
+  expectRejected(bilinear, "argument 'align_corners' (a bool) is missing");
 
   coop_pb::Plan maxPool =
       oneLaunchPlan("aten.adaptive_max_pool2d", {{{1, 2, 5, 5}}}, {{{1, 2, 2, 2}}, {{1, 2, 2, 2}}});
@@ -709,7 +724,7 @@ TEST(Runtime, MathKernelsRejectMalformedLaunches) {
   expectRejected(oneLaunchPlan("aten.exp", {{{4}}}, {{{4}, coop_pb::INT64}}),
                  "the output is int64, expected float32");
   expectRejected(oneLaunchPlan("aten.gt.Scalar", {{{4}}}, {{{4}, coop_pb::BOOL}}),
-                 "has no scalar 'other'");
+                 "argument 'other' (a number) is missing");
   expectRejected(oneLaunchPlan("aten.clamp", {{{4}}}, {{{4}}}), "has neither 'min' nor 'max'");
   expectRejected(oneLaunchPlan("aten.where.self", {{{4}}, {{4}}, {{4}}}, {{{4}}}),
                  "the condition is float32, expected bool");
@@ -774,13 +789,13 @@ TEST(Runtime, IndexingKernelsRejectMalformedLaunches) {
   coop_pb::Plan bce =
       oneLaunchPlan("aten.binary_cross_entropy_with_logits", {{{4, 3}}, {{4, 3}}}, {{{}}});
   addArg(bce, "reduction")->set_int_value(3);
-  expectRejected(bce, "reduction 3 is not none, mean or sum");
+  expectRejected(bce, "argument 'reduction' is 3, outside [0, 2]");
 
   coop_pb::Plan smoothL1 = oneLaunchPlan("aten.smooth_l1_loss_backward",
                                          {{{}}, {{4, 3}}, {{4, 3}}}, {{{4, 3}}});
   addArg(smoothL1, "reduction")->set_int_value(1);
   addArg(smoothL1, "beta")->set_float_value(-1);
-  expectRejected(smoothL1, "beta -1.000000 is negative");
+  expectRejected(smoothL1, "argument 'beta' is -1, outside [0, )");
 }
 
 TEST(Runtime, SumAndRemainderRejectMalformedLaunches) {
@@ -800,7 +815,277 @@ TEST(Runtime, SumAndRemainderRejectMalformedLaunches) {
   addArg(byZero, "other")->set_int_value(0);
   expectRejected(byZero, "integer remainder by zero");
   expectRejected(oneLaunchPlan("aten.remainder.Scalar", {{{4}, kInt64}}, {{{4}, kInt64}}),
-                 "has no scalar 'other'");
+                 "argument 'other' (a number) is missing");
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The plan verifier: plans that a mutation made wrong are refused on load
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Loading `plan` fails as an invalid plan with `problem` in the message.
+void expectInvalid(const coop_pb::Plan &plan, const std::string &problem) {
+  Loaded l;
+  Status s = load(plan, l);
+  EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN) << s.message();
+  EXPECT_EQ(l.plan, nullptr);
+  EXPECT_NE(s.message().find(problem), std::string::npos) << s.message();
+}
+
+coop_pb::Launch *addLaunch(coop_pb::Plan &plan, const char *kernel,
+                           std::vector<int64_t> inputOffsets, int64_t outputOffset,
+                           std::vector<int64_t> outputShape = {4}) {
+  coop_pb::Launch *launch = plan.add_launches();
+  launch->set_kernel(kernel);
+  for (int64_t offset : inputOffsets)
+    setBuffer(launch->add_inputs(), offset, {4});
+  setBuffer(launch->add_outputs(), outputOffset, outputShape);
+  return launch;
+}
+
+/// A step that reads its input batch again in the backward: x [4] (input)
+/// at 0, w [4] at 16; a = x * w at 32, b = a * a at 64, loss = sum(b) at
+/// 80, g = b * x at 96, w += g in place.
+coop_pb::Plan batchPlan() {
+  coop_pb::Plan plan = planWithXAndW("batch", 112);
+  addLaunch(plan, "aten.mul.Tensor", {0, 16}, 32);
+  addLaunch(plan, "aten.mul.Tensor", {32, 32}, 64);
+  addLaunch(plan, "aten.sum", {64}, 80, {});
+  addLaunch(plan, "aten.mul.Tensor", {64, 0}, 96);
+  addLaunch(plan, "aten.add_.Tensor", {16, 96}, 16)->add_inplace(0);
+  setBuffer(plan.add_outputs(), 80, {});
+  return plan;
+}
+
+/// The first launch of kernel `kernel` in `plan`.
+coop_pb::Launch *launchOf(coop_pb::Plan &plan, const char *kernel) {
+  for (coop_pb::Launch &launch : *plan.mutable_launches())
+    if (launch.kernel() == kernel)
+      return &launch;
+  return nullptr;
+}
+
+} // namespace
+
+TEST(PlanVerifier, AcceptsAndRunsAValidStep) {
+  Loaded l;
+  ASSERT_EQ(load(batchPlan(), l).code(), COOP_STATUS_OK);
+  ASSERT_EQ(Status(coop_session_create(l.plan, "cpu", &l.session)).code(), COOP_STATUS_OK);
+  bindFloats(l, "x", {1, 2, 3, 4});
+  bindFloats(l, "w", {1, 1, 1, 1});
+  ASSERT_EQ(coop_session_run(l.session, 1), nullptr);
+  float loss = 0;
+  ASSERT_EQ(coop_session_read_output(l.session, 0, &loss, 4), nullptr);
+  EXPECT_EQ(loss, 1 + 4 + 9 + 16); // sum((x * w)^2)
+}
+
+TEST(PlanVerifier, AcceptsAnEmptyInputAnywhere) {
+  coop_pb::Plan plan = batchPlan();
+  addArgument(plan, "empty", coop_pb::INPUT, 8, {0}); // zero bytes inside x
+  Loaded l;
+  Status s = load(plan, l);
+  EXPECT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+}
+
+TEST(PlanVerifier, RefusesAnArgumentMovedOntoAnother) {
+  coop_pb::Plan plan = batchPlan();
+  plan.mutable_arguments(1)->mutable_buffer()->set_offset(0);
+  expectInvalid(plan, "invalid Plan: argument #1 'w' (bytes [0, 16)) overlaps argument #0 'x' "
+                      "(bytes [0, 16))");
+}
+
+TEST(PlanVerifier, RefusesALaunchOverwritingTheBatchThatTheBackwardReads) {
+  // The loss written over the batch: the backward would read a torn batch.
+  coop_pb::Plan plan = batchPlan();
+  plan.mutable_launches(2)->mutable_outputs(0)->set_offset(0);
+  plan.mutable_outputs(0)->set_offset(0);
+  expectInvalid(plan, "launch #3 'aten.mul.Tensor': input #1 reads bytes [0, 16), which hold no "
+                      "single value there: launch #2 'aten.sum' output #0 (bytes [0, 4)) wrote "
+                      "over them");
+  // b moved onto the batch, exactly, and its readers with it: every read
+  // finds whole values, but the batch is gone.
+  plan = batchPlan();
+  for (int l : {1, 2, 3})
+    for (Buffer &buffer : *(l == 1 ? plan.mutable_launches(l)->mutable_outputs()
+                                   : plan.mutable_launches(l)->mutable_inputs()))
+      if (buffer.offset() == 64)
+        buffer.set_offset(0);
+  expectInvalid(plan, "argument #0 'x' at the end of the step: its storage holds launch #1 "
+                      "'aten.mul.Tensor' output #0 (bytes [0, 16)) instead of the input");
+  // b moved alone: its readers read bytes nobody wrote.
+  plan = batchPlan();
+  plan.mutable_launches(1)->mutable_outputs(0)->set_offset(0);
+  expectInvalid(plan, "launch #2 'aten.sum': input #0 reads bytes [64, 80), which no argument "
+                      "and no earlier launch of the step wrote");
+}
+
+TEST(PlanVerifier, RefusesAValueReadAsAnotherDtype) {
+  coop_pb::Plan plan = batchPlan();
+  plan.mutable_launches(2)->mutable_inputs(0)->set_dtype(coop_pb::INT32);
+  expectInvalid(plan, "launch #2 'aten.sum': input #0 reads launch #1 'aten.mul.Tensor' output #0 "
+                      "(bytes [64, 80)) as int32; it was written as float32");
+}
+
+TEST(PlanVerifier, RefusesAnOutputOverlappingAnInputNotDeclaredInPlace) {
+  coop_pb::Plan plan = batchPlan();
+  plan.mutable_launches(4)->clear_inplace();
+  expectInvalid(plan, "launch #4 'aten.add_.Tensor': output #0 (bytes [16, 32)) overlaps input "
+                      "#0 (bytes [16, 32)) without overwriting it in place");
+  plan = batchPlan();
+  plan.mutable_launches(1)->mutable_outputs(0)->set_offset(40); // half over a
+  plan.mutable_launches(1)->mutable_outputs(0)->set_size(16);
+  expectInvalid(plan, "launch #1 'aten.mul.Tensor': output #0 (bytes [40, 56)) overlaps input "
+                      "#0 (bytes [32, 48))");
+}
+
+TEST(PlanVerifier, RefusesPlanFilesCutOrAltered) {
+  std::string bytes = planFile(batchPlan());
+  // Cut anywhere, at a record boundary of the Plan or not.
+  for (size_t keep = 0; keep < bytes.size(); ++keep) {
+    coop_plan_t *plan = nullptr;
+    Status s = coop_plan_load_bytes(bytes.data(), keep, &plan);
+    EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN) << "kept " << keep << " bytes";
+    EXPECT_EQ(plan, nullptr);
+  }
+  // A Plan whose last launches and outputs are gone, as a bare Plan file
+  // (what a cut at a record boundary left before files had a checksum).
+  coop_pb::Plan cut = batchPlan();
+  cut.mutable_launches()->DeleteSubrange(2, 3);
+  cut.clear_outputs();
+  std::string bare = cut.SerializeAsString();
+  coop_plan_t *plan = nullptr;
+  Status s = coop_plan_load_bytes(bare.data(), bare.size(), &plan);
+  EXPECT_EQ(s.code(), COOP_STATUS_INVALID_PLAN);
+  EXPECT_NE(s.message().find("holds no plan"), std::string::npos) << s.message();
+  // Any single byte altered: refused.
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string altered = bytes;
+    altered[i] = static_cast<char>(altered[i] ^ 0x01);
+    Status t = coop_plan_load_bytes(altered.data(), altered.size(), &plan);
+    EXPECT_EQ(t.code(), COOP_STATUS_INVALID_PLAN) << "byte " << i;
+    EXPECT_EQ(plan, nullptr);
+  }
+  std::string altered = bytes;
+  altered[altered.size() - 3] ^= 0x01; // inside the Plan's bytes
+  Status t = coop_plan_load_bytes(altered.data(), altered.size(), &plan);
+  EXPECT_NE(t.message().find("corrupted: the plan's bytes were altered"), std::string::npos)
+      << t.message();
+}
+
+TEST(PlanVerifier, RefusesMalformedDropoutArguments) {
+  auto dropout = [] {
+    coop_pb::Plan plan =
+        oneLaunchPlan("aten.native_dropout", {{{4}}}, {{{4}}, {{4}, coop_pb::BOOL}});
+    addArg(plan, "p")->set_float_value(0.5);
+    addArg(plan, "train")->set_bool_value(true);
+    plan.mutable_launches(0)->mutable_rng()->set_seed(1);
+    return plan;
+  };
+  {
+    Loaded l;
+    Status s = load(dropout(), l);
+    EXPECT_EQ(s.code(), COOP_STATUS_OK) << s.message();
+  }
+  coop_pb::Plan plan = dropout();
+  plan.mutable_launches(0)->clear_rng();
+  expectRejected(plan, "is a random kernel without an rng stream");
+  plan = dropout();
+  plan.mutable_launches(0)->mutable_args(0)->mutable_value()->set_float_value(2.0);
+  expectRejected(plan, "argument 'p' is 2, outside [0, 1]");
+  plan = dropout();
+  plan.mutable_launches(0)->mutable_args(0)->mutable_value()->set_float_value(std::nan(""));
+  expectRejected(plan, "argument 'p' is nan, outside [0, 1]");
+  plan = dropout();
+  plan.mutable_launches(0)->mutable_args(0)->mutable_value()->set_string_value("abc");
+  expectRejected(plan, "argument 'p' is a string, expected a float");
+  plan = dropout();
+  plan.mutable_launches(0)->mutable_args(0)->set_name("q");
+  expectRejected(plan, "argument 'q' is not one the kernel reads (it reads p, train)");
+  plan = dropout();
+  plan.mutable_launches(0)->mutable_args()->DeleteSubrange(0, 1);
+  expectRejected(plan, "argument 'p' (a float in [0, 1]) is missing");
+  plan = dropout();
+  plan.mutable_launches(0)->mutable_args(0)->clear_value();
+  expectRejected(plan, "argument 'p' has no value");
+  plan = dropout();
+  plan.mutable_launches(0)->mutable_args(0)->mutable_value()->set_none(true);
+  expectRejected(plan, "argument 'p' (a float in [0, 1]) is None");
+  plan = dropout();
+  *plan.mutable_launches(0)->add_args() = plan.launches(0).args(0);
+  expectRejected(plan, "argument 'p' is given twice");
+  plan = dropout();
+  plan.mutable_launches(0)->mutable_args(1)->set_name("");
+  expectRejected(plan, "has an argument without a name");
+}
+
+TEST(PlanVerifier, RefusesPoolingWindowsAndViewsThatDoNotFitTheirShapes) {
+  // A 5x5 window on a 4x4 input.
+  coop_pb::Plan pool = oneLaunchPlan("aten.max_pool2d_with_indices", {{{1, 1, 4, 4}}},
+                                     {{{1, 1, 1, 1}}, {{1, 1, 1, 1}, coop_pb::INT64}});
+  addInts(pool, "kernel_size", {5, 5});
+  expectRejected(pool, "the window 5x5 does not fit the padded input [1,1,4,4]");
+  // A 2x2 window whose output is not the pooled size.
+  pool = oneLaunchPlan("aten.max_pool2d_with_indices", {{{1, 1, 4, 4}}},
+                       {{{1, 1, 3, 3}}, {{1, 1, 3, 3}, coop_pb::INT64}});
+  addInts(pool, "kernel_size", {2, 2});
+  expectRejected(pool, "output [1,1,3,3] is not the pooling of [1,1,4,4]");
+  // A view of 128 elements as 7x9, its `size` agreeing or not.
+  coop_pb::Plan view = oneLaunchPlan("aten.view", {{{128}}}, {{{7, 9}}});
+  expectRejected(view, "copies [128] float32 into [7,9] float32");
+  view = oneLaunchPlan("aten.view", {{{128}}}, {{{16, 8}}});
+  addInts(view, "size", {8, 16});
+  expectRejected(view, "size [8,16] is not the output's shape [16,8]");
+  // An expand of [128] to [16, 16], as the strided buffer it folds into:
+  // it reads past the 128 elements of its storage.
+  view = oneLaunchPlan("aten.clone", {{{128}}}, {{{16, 16}}});
+  Buffer *expanded = view.mutable_launches(0)->mutable_inputs(0);
+  expanded->clear_shape();
+  expanded->clear_strides();
+  for (int64_t d : {16, 16})
+    expanded->add_shape(d);
+  for (int64_t s : {16, 1})
+    expanded->add_strides(s);
+  expectInvalid(view, "input #0 reads element 255 of a 512-byte storage of float32");
+}
+
+TEST(PlanVerifier, RefusesOffsetsSizesAndStridesNear2To63) {
+  constexpr int64_t kMax = INT64_MAX;
+  auto mutated = [](auto mutate) {
+    coop_pb::Plan plan = batchPlan();
+    mutate(plan.mutable_launches(0)->mutable_outputs(0));
+    return plan;
+  };
+  expectInvalid(mutated([](Buffer *b) { b->set_offset(kMax - 8); }),
+                "output #0 offset 9223372036854775799 and size 16 lie outside the arena");
+  expectInvalid(mutated([](Buffer *b) { b->set_size(kMax); }),
+                "output #0 offset 32 and size 9223372036854775807 lie outside the arena");
+  expectInvalid(mutated([](Buffer *b) { b->set_strides(0, int64_t(1) << 62); }),
+                "output #0 has a shape, strides or element offset whose element count or "
+                "extent overflows 64 bits");
+  expectInvalid(mutated([](Buffer *b) { b->set_element_offset(kMax - 1); }),
+                "output #0 has a shape, strides or element offset whose element count or "
+                "extent overflows 64 bits");
+  // Its last element fits in 64 bits, that element's bytes do not.
+  expectInvalid(mutated([](Buffer *b) { b->set_element_offset(kMax - 20); }),
+                "output #0 reads element 9223372036854775790 of a 16-byte storage");
+  expectInvalid(mutated([](Buffer *b) { b->set_shape(0, int64_t(1) << 62); }), "overflow");
+}
+
+TEST(PlanVerifier, EveryKernelDeclaresAnArgumentSchemaThatParses) {
+  for (const std::string &name : coop::rt::kernelNames()) {
+    const coop::rt::KernelDef *kernel = coop::rt::findKernel(name);
+    ASSERT_NE(kernel, nullptr) << name;
+    ASSERT_NE(kernel->args, nullptr) << name;
+    std::string error;
+    coop::rt::parseArgSchema(kernel->args, error);
+    EXPECT_EQ(error, "") << name;
+  }
+  std::string error;
+  coop::rt::parseArgSchema("p:real", error);
+  EXPECT_EQ(error, "malformed entry 'p:real'");
+  coop::rt::parseArgSchema("p:float[0,1", error);
+  EXPECT_EQ(error, "malformed range in 'p:float[0,1'");
+}

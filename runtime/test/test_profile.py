@@ -184,7 +184,8 @@ class ProfileMode(unittest.TestCase):
     def test_bad_profile_options(self):
         cases = [
             ([self.plan, "--repeat", "2"], "--repeat needs --profile"),
-            ([self.plan, "--profile", "t.txt", "--repeat", "0"], "--repeat needs a positive integer"),
+            ([self.plan, "--profile", "t.txt", "--repeat", "0"],
+             "--repeat needs an integer in [1, 1000000], not '0'"),
             ([self.plan, "--profile"], "--profile needs a table file name"),
             ([self.plan, "--seed", "1", "--repeat", "1", "--profile",
               os.path.join(self.dir, "missing", "t.txt")], "cannot write"),

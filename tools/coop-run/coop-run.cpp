@@ -11,19 +11,23 @@
 // a warm-up and N timed runs) and the launches' times are written as a
 // cost-model profile table (docs/cost-model.md), one line per kernel and
 // operand signatures: the median of its launches' medians. With --check
-// the plan is only loaded and validated (every launch has a kernel that
-// accepts it, and the backend has it); no session is created and no arena
-// allocated.
+// the plan is only loaded, which verifies it (the plan verifier: buffers,
+// the values every launch reads, arguments against the kernels' schemas;
+// the first violation is printed) and the backend has every kernel; no
+// session is created and no arena allocated. --steps takes 0 to 1000000,
+// --seed 0 to 2^63-1, --repeat 1 to 1000000.
 //
 //===----------------------------------------------------------------------===//
 
 #include "coop/runtime.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -48,10 +52,26 @@ int fail(coop_status_t status, const char *what) {
   return 1;
 }
 
-bool parseInt(const char *text, long long &out) {
+/// The numeric options and their accepted ranges (docs/runtime.md).
+constexpr long long kMaxSteps = 1000000, kMaxRepeat = 1000000;
+constexpr long long kMaxSeed = std::numeric_limits<long long>::max();
+
+/// Reads option `name`'s value, an integer in [low, high]; else prints
+/// why, naming the option and its range, and returns false.
+bool parseOption(const char *name, const char *text, long long low, long long high,
+                 long long &out) {
   char *end = nullptr;
-  out = std::strtoll(text, &end, 10);
-  return end && *end == '\0' && end != text;
+  errno = 0;
+  long long value = text ? std::strtoll(text, &end, 10) : 0;
+  if (!text || end == text || *end != '\0' || errno == ERANGE || value < low || value > high) {
+    std::string message = std::string(name) + " needs an integer in [" + std::to_string(low) +
+                          ", " + std::to_string(high) + "]" +
+                          (text ? std::string(", not '") + text + "'" : "");
+    usage(message.c_str());
+    return false;
+  }
+  out = value;
+  return true;
 }
 
 double median(std::vector<double> values) {
@@ -97,13 +117,11 @@ int main(int argc, char **argv) {
         return usage("--backend needs a value");
       backend = v;
     } else if (arg == "--steps") {
-      const char *v = value();
-      if (!v || !parseInt(v, steps) || steps < 0)
-        return usage("--steps needs a non-negative integer");
+      if (!parseOption("--steps", value(), 0, kMaxSteps, steps))
+        return 2;
     } else if (arg == "--seed") {
-      const char *v = value();
-      if (!v || !parseInt(v, seed))
-        return usage("--seed needs an integer");
+      if (!parseOption("--seed", value(), 0, kMaxSeed, seed))
+        return 2;
       seeded = true;
     } else if (arg == "--init") {
       if (!(init = value()))
@@ -115,9 +133,8 @@ int main(int argc, char **argv) {
       if (!(profile = value()))
         return usage("--profile needs a table file name");
     } else if (arg == "--repeat") {
-      const char *v = value();
-      if (!v || !parseInt(v, repeat) || repeat < 1 || repeat > 1000000)
-        return usage("--repeat needs a positive integer");
+      if (!parseOption("--repeat", value(), 1, kMaxRepeat, repeat))
+        return 2;
       repeatGiven = true;
     } else if (arg == "--check") {
       check = true;
@@ -154,8 +171,8 @@ int main(int argc, char **argv) {
       coop_plan_release(plan);
       return fail(status, "cannot run the plan");
     }
-    std::printf("plan '%s': %zu launches, arena %lld bytes: every launch has a %s kernel that "
-                "accepts it\n",
+    std::printf("plan '%s': %zu launches, arena %lld bytes: verified (docs/runtime.md); every "
+                "launch has a %s kernel that accepts it\n",
                 coop_plan_name(plan), coop_plan_launch_count(plan),
                 static_cast<long long>(coop_plan_arena_bytes(plan)), backend.c_str());
     coop_plan_release(plan);

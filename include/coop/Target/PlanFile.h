@@ -13,10 +13,8 @@
 
 namespace mlir::coop {
 
-/// The Plan format version this build writes and reads.
-constexpr uint32_t kPlanFormatVersion = 1;
-
-/// Serializes the module's single coop_rt.program.
+/// Serializes the module's single coop_rt.program as a Plan file
+/// (proto/PlanFileFormat.h), after checking that importPlan reads it back.
 LogicalResult exportPlan(ModuleOp module, llvm::raw_ostream &output);
 
 /// Reads a serialized Plan into a module holding one coop_rt.program.

@@ -71,9 +71,14 @@ typedef struct coop_tensor_info_s {
 typedef struct coop_plan_s coop_plan_t;
 typedef struct coop_session_s coop_session_t;
 
-/* Loads and validates a Plan: every buffer in the arena and consistent
- * with its dtype and shape, every kernel implemented by the CPU reference
- * backend, every launch's operands and arguments as its kernel expects. */
+/* Loads and verifies a Plan file (the Plan with its length and checksum)
+ * before anything is allocated: every buffer in the arena and its storage
+ * (overflow-checked), every launch reading whole values that no other
+ * write has touched, the arguments disjoint and still whole after the step,
+ * every argument as its kernel's schema declares, every kernel implemented
+ * by the CPU reference backend and accepting its operands. The first
+ * violation is an INVALID_PLAN naming the launch, kernel and buffers
+ * (docs/runtime.md, "What the runtime proves before it runs a plan"). */
 coop_status_t coop_plan_load_file(const char *path, coop_plan_t **out_plan);
 coop_status_t coop_plan_load_bytes(const void *data, size_t size,
                                    coop_plan_t **out_plan);
