@@ -221,9 +221,6 @@ class Frontend(unittest.TestCase):
     def test_sgd_steps_match_torch(self):
         Pair(_mlp(0.0)).steps(self, 3)
 
-    def test_step_with_dropout_matches_torch(self):
-        Pair(_mlp(0.25)).steps(self, 1)
-
     def test_batch_norm_buffers_and_numpy_batches(self):
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(),
