@@ -15,7 +15,6 @@ import weakref
 from contextlib import contextmanager
 
 from coop_export import export
-from coop_export.exporter import make_optimizer
 
 from .errors import CompileError
 from .rng import random_span
@@ -91,14 +90,13 @@ def _run(progress, stage, command):
 class CompiledStep:
     """A compiled training step: the report, the Plan file, the memory
     picture, and what a session and `reference_step` need (the exported
-    graph, its random stream, the loss and the optimizer rule)."""
+    graph, its random stream and the loss)."""
 
-    def __init__(self, graph, workdir, loss_fn, rule, build):
+    def __init__(self, graph, workdir, loss_fn, build):
         self.graph = graph
         self.workdir = workdir
         self.report = ""  # --coop-compile's report=true
         self.loss_fn = loss_fn
-        self.rule = rule
         self.build_dir = build
         self.name = graph.name
         self.graph_path = os.path.join(workdir, f"{self.name}.pb")
@@ -117,20 +115,19 @@ class CompiledStep:
         with open(self.svg_path) as f:
             return f.read()
 
-    def session(self, model, optimizer=None, backend="cpu"):
+    def session(self, model, optimizer=None, backend="cpu", step_index=None):
         """A runtime session of this plan bound to `model`'s parameters and
         buffers and `optimizer`'s state (coop.Session)."""
-        return Session(self, model, optimizer, backend=backend)
+        return Session(self, model, optimizer, backend=backend, step_index=step_index)
 
 
 def _compile_into(workdir, model, example_inputs, loss_fn, optimizer, targets,
                   options, name, seed, build, progress):
     translate, opt = _tool(build, "coop-translate"), _tool(build, "coop-opt")
-    rule = make_optimizer(optimizer)
     with progress.stage(f"exporting {name}"):
         graph = export(model, as_tuple(example_inputs), loss_fn, optimizer,
                        targets=as_tuple(targets), name=name, seed=seed)
-    step = CompiledStep(graph, workdir, loss_fn, rule, build)
+    step = CompiledStep(graph, workdir, loss_fn, build)
     with open(step.graph_path, "wb") as f:
         f.write(graph.SerializeToString(deterministic=True))
     options = options + ["report=true", f"svg={step.svg_path}"]

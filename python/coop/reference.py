@@ -10,7 +10,8 @@ def reference_step(compiled, model, optimizer, inputs, targets=(), step=0):
     as its step with 0-based index `step`: the forward with the random ops
     drawing from the runtime's stream (offset advanced by step * S), the
     loss, the gradients, then `optimizer.step()` (torch.optim's own
-    update). Returns the loss as a float."""
+    update, Adam's step counts included). `step` is the session's
+    `step_index` for the same step. Returns the loss as a float."""
     model.train()
     optimizer.zero_grad(set_to_none=True)
     with CounterStream(compiled.seed, step * compiled.random_span):

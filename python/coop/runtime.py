@@ -7,7 +7,7 @@ import os
 import numpy as np
 import torch
 
-from coop_export.exporter import Adam
+from coop_export.exporter import STEP_COUNTER
 
 from .errors import SessionError
 
@@ -54,6 +54,8 @@ _SIGNATURES = {
                                         ctypes.POINTER(ctypes.c_int64), _P,
                                         ctypes.c_size_t]),
     "coop_session_run": (_P, [_P, ctypes.c_int64]),
+    "coop_session_set_step_index": (_P, [_P, ctypes.c_int64]),
+    "coop_session_step_index": (ctypes.c_int64, [_P]),
     "coop_session_read_argument": (_P, [_P, ctypes.c_size_t, _P, ctypes.c_size_t]),
     "coop_session_read_output": (_P, [_P, ctypes.c_size_t, _P, ctypes.c_size_t]),
     "coop_session_stats": (None, [_P, ctypes.POINTER(_Stats)]),
@@ -111,13 +113,17 @@ class Session:
     `optimizer` (its state; zeros where it has none yet, as torch.optim
     starts). `step` feeds a batch and runs one training step;
     `write_back` copies the trained parameters, buffers and optimizer state
-    into the model and optimizer."""
+    into the model and optimizer.
 
-    def __init__(self, compiled, model, optimizer=None, backend="cpu"):
+    `step_index` (the runtime's, which the random kernels draw from) starts
+    at `step_index`, else at the optimizer's step count where it keeps one
+    (Adam, AdamW: a session over an optimizer that stepped k times goes on
+    drawing step k's masks, as one uninterrupted session), else at 0."""
+
+    def __init__(self, compiled, model, optimizer=None, backend="cpu", step_index=None):
         self.compiled = compiled
         self.model = model
         self.optimizer = optimizer
-        self.steps = 0  # steps run by this session; the next step's index
         self._plan = self._session = None
         self._lib = load_library(compiled.build_dir)
         plan = _P()
@@ -134,15 +140,12 @@ class Session:
         self._check(self._lib.coop_session_create(plan, backend.encode(),
                                                   ctypes.byref(session)))
         self._session = session
-        # Adam/AdamW: a plan without a persistent step counter has the bias
-        # corrections of step 1 folded in; it computes torch.optim's step
-        # only from an optimizer that has not stepped yet.
-        self._counts_steps = any(a.role == OPTIMIZER_STATE and a.name.rsplit(".", 1)[-1]
-                                 == "step" for a in self.arguments)
-        self._torch_steps = self._optimizer_steps()
         for argument in self.arguments:
             if argument.role != INPUT:
                 self._bind(argument, self._torch_value(argument))
+        if step_index is None:
+            step_index = self._optimizer_steps() if STEP_COUNTER in self._by_name else 0
+        self.step_index = step_index
 
     # The C API -------------------------------------------------------------
 
@@ -174,6 +177,16 @@ class Session:
         self._check(self._lib.coop_session_read_argument(
             self._session, argument.index, out.ctypes.data, out.nbytes))
         return out
+
+    @property
+    def step_index(self):
+        """The next step's 0-based index: the steps the session counts as
+        run. Step s's random ops draw at offset + i + s * S."""
+        return self._lib.coop_session_step_index(self._session)
+
+    @step_index.setter
+    def step_index(self, step):
+        self._check(self._lib.coop_session_set_step_index(self._session, int(step)))
 
     def stats(self):
         """The runtime's figures: arena bytes, high-water mark, device
@@ -220,14 +233,26 @@ class Session:
         return (self.optimizer.state[param] if self.optimizer is not None else None,
                 state_name)
 
+    def _step_states(self):
+        """torch.optim's state dict of every parameter of the plan (the
+        step counter's homes)."""
+        return [self.optimizer.state[self._parameter(a.name, a)] for a in self.arguments
+                if a.role == PARAMETER]
+
     def _optimizer_steps(self):
-        """The torch optimizer's step count (its state's 'step'; 0 before
-        its first step)."""
+        """The step count of torch.optim's state: every parameter's 'step'
+        (a float tensor or a number, by torch version), which the plan's
+        one counter stands for; 0 before the first step."""
         if self.optimizer is None:
             return 0
-        steps = [state["step"] for state in self.optimizer.state.values()
-                 if "step" in state]
-        return int(steps[0]) if steps else 0
+        steps = {float(state["step"]) if "step" in state else None
+                 for state in self._step_states()}
+        if len(steps) > 1:
+            raise SessionError("FAILED_PRECONDITION", f"argument '{STEP_COUNTER}': the "
+                               "optimizer's parameters have different step counts "
+                               f"({', '.join(sorted(str(s) for s in steps))}); the plan "
+                               "keeps one for all")
+        return int(steps.pop() or 0)
 
     def _torch_value(self, argument):
         """What torch holds for a persistent argument."""
@@ -237,6 +262,8 @@ class Session:
             if argument.name.startswith("constant."):
                 return self._traced_constant(argument)
             return self.model.get_buffer(argument.name)
+        if argument.name == STEP_COUNTER:
+            return np.array(self._optimizer_steps(), dtype=argument.dtype)
         if argument.role == OPTIMIZER_STATE:
             state, state_name = self._optimizer_state(argument)
             value = state.get(state_name) if state is not None else None
@@ -268,16 +295,9 @@ class Session:
         if sorted(batch) != expected:
             raise ValueError(f"the step takes {', '.join(expected)}; got "
                              f"{', '.join(sorted(batch)) or 'nothing'}")
-        if (isinstance(self.compiled.rule, Adam) and not self._counts_steps
-                and self._torch_steps + self.steps > 0):
-            raise SessionError(
-                "FAILED_PRECONDITION", "this plan has Adam's bias corrections of step 1 "
-                "folded in (no persistent step counter); step "
-                f"{self._torch_steps + self.steps + 1} would not be torch.optim's")
         for name, value in batch.items():
             self._bind(self._by_name[name], value)
         self._check(self._lib.coop_session_run(self._session, 1))
-        self.steps += 1
         info = _TensorInfo()
         self._check(self._lib.coop_plan_output_info(self._plan, 0, ctypes.byref(info)))
         loss = np.empty(tuple(info.shape[:info.rank]), dtype=_NUMPY_DTYPES[info.dtype])
@@ -298,16 +318,23 @@ class Session:
                     self._parameter(argument.name, argument).copy_(value)
                 elif argument.role == BUFFER:
                     self.model.get_buffer(argument.name).copy_(value)
-                elif self.optimizer is not None:
-                    state, state_name = self._optimizer_state(argument)
-                    old = state.get(state_name)
-                    if isinstance(old, torch.Tensor) and old.shape == value.shape:
-                        old.copy_(value)
-                    else:
-                        state[state_name] = value
-            if (self.optimizer is not None and isinstance(self.compiled.rule, Adam)
-                    and not self._counts_steps):
-                for group in self.optimizer.param_groups:
-                    for param in group["params"]:
-                        self.optimizer.state[param]["step"] = torch.tensor(
-                            float(self._torch_steps + self.steps))
+                elif self.optimizer is None:
+                    continue
+                elif argument.name == STEP_COUNTER:
+                    for state in self._step_states():
+                        _store(state, "step", value)
+                else:
+                    _store(*self._optimizer_state(argument), value)
+
+
+def _store(state, name, value):
+    """Writes `value` into torch.optim's `state[name]` as torch keeps it: in
+    place into its tensor, as a number where it keeps a number, a new
+    tensor where it has none yet (each parameter its own)."""
+    old = state.get(name)
+    if isinstance(old, torch.Tensor) and old.shape == value.shape:
+        old.copy_(value)
+    elif isinstance(old, (int, float)):
+        state[name] = type(old)(value.item())
+    else:
+        state[name] = value.clone()

@@ -23,6 +23,7 @@ from coop.rng import CounterStream, bernoulli, uniform
 
 # |coop - torch| <= ATOL + RTOL * |torch|, as runtime/test/test_e2e.py.
 RTOL, ATOL = 1e-4, 1e-5
+STEPS = 5  # issue 14: 5 steps of SGD-momentum, Adam and AdamW with dropout
 
 
 def _mlp(dropout):
@@ -54,6 +55,15 @@ def _sgd(model):
     return torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-3)
 
 
+def _adam(model):
+    return torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=1e-3)
+
+
+def _adamw(model):
+    return torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+
+
+
 class Pair:
     """A model compiled, its session, and a copy trained by reference_step."""
 
@@ -67,10 +77,12 @@ class Pair:
         self.session = self.compiled.session(self.model, self.optimizer)
 
     def steps(self, test, count, numpy=False):
-        """Runs `count` steps on both (the session fed numpy arrays with
-        `numpy`, else tensors); checks every loss, then every parameter,
-        buffer and optimizer state after a write-back."""
-        for index in range(count):
+        """Runs `count` steps on both from the session's step index (the
+        session fed numpy arrays with `numpy`, else tensors); checks every
+        loss, then every parameter, buffer and optimizer state (Adam's step
+        counts too) after a write-back."""
+        for _ in range(count):
+            index = self.session.step_index
             x, y = _batch(index)
             ours = (self.session.step(x.numpy(), y.numpy()) if numpy
                     else self.session.step(x, y))
@@ -196,7 +208,7 @@ class Frontend(unittest.TestCase):
         self.assertIn("target0", str(raised.exception))
         with self.assertRaisesRegex(ValueError, "the step takes input0, target0; got input0"):
             pair.session.step(x)
-        self.assertEqual(pair.session.steps, 0)
+        self.assertEqual(pair.session.step_index, 0)
 
     def test_unknown_backend_is_a_session_error(self):
         model = _mlp(0.0)
@@ -209,9 +221,6 @@ class Frontend(unittest.TestCase):
     def test_sgd_steps_match_torch(self):
         Pair(_mlp(0.0)).steps(self, 3)
 
-    def test_step_with_dropout_matches_torch(self):
-        Pair(_mlp(0.25)).steps(self, 1)
-
     def test_batch_norm_buffers_and_numpy_batches(self):
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(),
@@ -222,23 +231,69 @@ class Frontend(unittest.TestCase):
     def test_traced_constants_are_bound(self):
         Pair(_Scaled()).steps(self, 2)
 
-    # Until the runtime draws step s at offset + i + s * S (issue 14, item
-    # 3), every step redraws step 0's masks and step 1 differs; once it does,
-    # this passes and unittest reports the unexpected success: drop the mark.
-    @unittest.expectedFailure
-    def test_steps_with_dropout_match_torch(self):
-        Pair(_mlp(0.25)).steps(self, 3)
+    # STEPS steps with dropout: fresh masks each step, and Adam/AdamW's bias
+    # corrections of each step.
+    def test_sgd_momentum_steps_with_dropout_match_torch(self):
+        Pair(_mlp(0.25)).steps(self, STEPS)
 
-    def test_adam_first_step_matches_torch_and_later_steps_are_refused(self):
-        pair = Pair(_mlp(0.0), optimizer=lambda m: torch.optim.Adam(m.parameters(), lr=1e-2))
-        if pair.session._counts_steps:
-            self.skipTest("the plan has Adam step counters: test_frontend's multi-step "
-                          "Adam case belongs here now")
-        pair.steps(self, 1)
+    def test_adam_steps_with_dropout_match_torch(self):
+        Pair(_mlp(0.25), optimizer=_adam).steps(self, STEPS)
+
+    def test_adamw_steps_with_dropout_match_torch(self):
+        pair = Pair(_mlp(0.25), optimizer=_adamw)
+        pair.steps(self, STEPS)
+        for param in pair.model.parameters():
+            self.assertEqual(float(pair.optimizer.state[param]["step"]), STEPS)
+
+    def test_step_index_round_trips_through_the_runtime(self):
+        pair = Pair(_mlp(0.25))
+        pair.session.step_index = 7
+        self.assertEqual((pair.session.step_index, pair.session.stats()["steps"]), (7, 7))
+        # Steps 7 and 8 draw reference_step's masks of steps 7 and 8.
+        pair.steps(self, 2)
+        self.assertEqual(pair.session.step_index, 9)
         with self.assertRaises(coop.SessionError) as raised:
-            pair.session.step(*_batch(1))
+            pair.session.step_index = -1
+        self.assertEqual(raised.exception.code, "INVALID_ARGUMENT")
+        self.assertEqual(pair.session.step_index, 9)
+        # SGD keeps no step count: a new session starts where it is told, else at 0.
+        self.assertEqual(pair.compiled.session(pair.model, pair.optimizer).step_index, 0)
+        self.assertEqual(pair.compiled.session(pair.model, pair.optimizer,
+                                               step_index=9).step_index, 9)
+
+    def test_a_new_session_resumes_adams_steps(self):
+        """Two sessions of 2 steps each (written back between them) compute
+        what 4 steps of torch.optim do: the second binds the step counts
+        and starts at step index 2, its masks step 2's."""
+        pair = Pair(_mlp(0.25), optimizer=_adam)
+        pair.steps(self, 2)
+        pair.session = pair.compiled.session(pair.model, pair.optimizer)
+        self.assertEqual(pair.session.step_index, 2)
+        self.assertEqual(pair.session.read("optimizer.step"), 2)
+        pair.steps(self, 2)
+        self.assertEqual(float(pair.optimizer.state[next(pair.model.parameters())]["step"]),
+                         4)
+
+    def test_step_counts_as_numbers_and_unequal_counts(self):
+        """torch.optim before 1.12 kept 'step' as a number: bound from and
+        written back as one. Parameters that stepped unequally cannot share
+        the plan's one counter."""
+        pair = Pair(_mlp(0.0), optimizer=_adam)
+        pair.session.step(*_batch(0))
+        pair.session.write_back()
+        states = [pair.optimizer.state[p] for p in pair.model.parameters()]
+        for state in states:
+            state["step"] = 1
+        session = pair.compiled.session(pair.model, pair.optimizer)
+        self.assertEqual(session.step_index, 1)
+        session.step(*_batch(1))
+        session.write_back()
+        self.assertEqual([state["step"] for state in states], [2] * len(states))
+        states[0]["step"] = 5
+        with self.assertRaises(coop.SessionError) as raised:
+            pair.compiled.session(pair.model, pair.optimizer)
         self.assertEqual(raised.exception.code, "FAILED_PRECONDITION")
-        self.assertIn("step 2 would not be torch.optim's", str(raised.exception))
+        self.assertIn("different step counts (2.0, 5.0)", str(raised.exception))
 
 
 class RandomStream(unittest.TestCase):
