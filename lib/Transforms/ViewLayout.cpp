@@ -8,8 +8,8 @@
 
 using namespace mlir;
 using namespace mlir::coop;
-using ::coop::checkedAdd;
 using ::coop::checkedMul;
+using ::coop::checkedMulAdd;
 
 Layout Layout::contiguous(ArrayRef<int64_t> shape) {
   Layout layout;
@@ -295,15 +295,14 @@ mlir::coop::applyView(StringRef kernel, DictionaryAttr attrs,
       start = std::clamp<int64_t>(start, 0, extent);
     if (kind != ViewKind::Select)
       count = dim < static_cast<int64_t>(out.shape.size()) ? out.shape[dim] : 0;
-    std::optional<int64_t> last = checkedAdd(start, (count - 1) * step);
+    std::optional<int64_t> last = checkedMulAdd(start, count - 1, step);
     if (start < 0 || (count > 0 && (!last || *last >= extent)))
       return fail("elements from " + Twine(start) + " (" + Twine(count) +
                   ", step " + Twine(step) +
                   ") are out of range for a dimension of size " +
                   Twine(extent));
-    std::optional<int64_t> shift = checkedMul(start, source.strides[dim]);
     std::optional<int64_t> offset =
-        shift ? checkedAdd(out.elementOffset, *shift) : std::nullopt;
+        checkedMulAdd(out.elementOffset, start, source.strides[dim]);
     std::optional<int64_t> stride = checkedMul(source.strides[dim], step);
     if (!offset || !stride)
       return fail("its element offset or stride overflows");
@@ -322,9 +321,8 @@ mlir::coop::applyView(StringRef kernel, DictionaryAttr attrs,
       return fail("dimension out of range");
     int64_t start = 0;
     for (Layout &piece : results) {
-      std::optional<int64_t> shift = checkedMul(start, source.strides[dim]);
       std::optional<int64_t> offset =
-          shift ? checkedAdd(source.elementOffset, *shift) : std::nullopt;
+          checkedMulAdd(source.elementOffset, start, source.strides[dim]);
       if (!offset)
         return fail("its element offset overflows");
       piece.elementOffset = *offset;

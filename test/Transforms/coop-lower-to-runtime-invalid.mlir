@@ -124,3 +124,13 @@ func.func @as_strided_offset_overflow(%x: tensor<4xf32> {coop.offset = 0 : i64, 
   %e = coop.view "aten.as_strided"(%x) {args = {size = [2], stride = [1], storage_offset = 9223372036854775807 : i64}} : (tensor<4xf32>) -> tensor<2xf32>
   return
 }
+
+// -----
+
+// (3 - 1) * step wraps past 2^63: still out of range.
+func.func @slice_step_overflow(%x: tensor<4x8xf32> {coop.offset = 0 : i64, coop.role = #coop.role<input>})
+    attributes {coop.plan = {budget = 2048 : i64, policy = "coop"}, coop.step} {
+  // expected-error@+1 {{'coop.view' op cannot lay out view 'aten.slice.Tensor': elements from 0 (3, step 4611686018427387904) are out of range for a dimension of size 4}}
+  %s = coop.view "aten.slice.Tensor"(%x) {args = {dim = 0 : i64, start = 0 : i64, step = 4611686018427387904 : i64}} : (tensor<4x8xf32>) -> tensor<3x8xf32>
+  return
+}

@@ -35,6 +35,14 @@ inline std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
   return result;
 }
 
+/// base + a * b (an element `a` strides of `b` past `base`), or nullopt
+/// when a step of it does not fit in int64_t.
+inline std::optional<int64_t> checkedMulAdd(int64_t base, int64_t a,
+                                            int64_t b) {
+  std::optional<int64_t> product = checkedMul(a, b);
+  return product ? checkedAdd(base, *product) : std::nullopt;
+}
+
 /// "[offset, offset + size)" for messages, also when the end is past 2^63.
 inline std::string byteRangeText(int64_t offset, int64_t size) {
   std::optional<int64_t> end = checkedAdd(offset, size);

@@ -53,11 +53,8 @@ BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t offset,
                             "non-negative";
     if (dim == 0)
       return success();
-    if (std::optional<int64_t> span = ::coop::checkedMul(dim - 1, stride);
-        span && last)
-      last = ::coop::checkedAdd(*last, *span);
-    else
-      last = std::nullopt;
+    if (last)
+      last = ::coop::checkedMulAdd(*last, dim - 1, stride);
   }
   int64_t elementBytes = (elementType.getIntOrFloatBitWidth() + 7) / 8;
   std::optional<int64_t> end =
