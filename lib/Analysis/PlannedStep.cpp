@@ -37,8 +37,14 @@ void PlannedStep::read(func::FuncOp func) {
   if (!planner::policyFromName(
           summary.getAs<StringAttr>("policy").getValue().str(), &plan.policy))
     plan.policy = planner::Policy::Coop;
-  if (auto align = summary.getAs<IntegerAttr>("alignment"))
-    alignment = std::max<int64_t>(align.getInt(), 1);
+  if (auto align = summary.getAs<IntegerAttr>("alignment")) {
+    alignment = align.getInt();
+    if (alignment < 1 || alignment > planner::kMaxAlignment)
+      return fail(func.getLoc(), "'coop.plan' alignment must be in [1, " +
+                                     std::to_string(planner::kMaxAlignment) +
+                                     "] bytes, got " +
+                                     std::to_string(alignment));
+  }
   residentAt.assign(graph.tensors.size(), -1);
   residentSize.assign(graph.tensors.size(), 0);
 

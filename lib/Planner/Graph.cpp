@@ -1,6 +1,7 @@
 //===- Graph.cpp - Training-step graph, validation and liveness -----------===//
 
 #include "coop/Planner/Graph.h"
+#include "coop/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 #include <unordered_set>
@@ -173,6 +174,20 @@ Status Graph::finalize() {
     if (op.workspaceBytes < 0)
       return Status::error(describeOp(id) + " has negative workspace");
   }
+
+  // Every sum the planner forms (live bytes, budgets, offsets) is a part of
+  // this total, so bounding it keeps them all from overflowing.
+  std::optional<int64_t> total = 0;
+  for (const Tensor &t : tensors)
+    if (t.viewOf == kNone && total)
+      total = checkedAdd(*total, t.bytes);
+  for (const Op &op : ops)
+    if (total)
+      total = checkedAdd(*total, op.workspaceBytes);
+  if (!total || *total > kMaxPlannedBytes)
+    return Status::error("the step's tensors and workspaces total more than "
+                         "2^62 bytes (" + std::to_string(kMaxPlannedBytes) +
+                         "), the most the planner handles");
 
   for (size_t i = 0; i < ops.size(); ++i)
     for (TensorId in : ops[i].inputs) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "coop/Planner/Plan.h"
+#include "coop/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 #include <map>
@@ -107,26 +108,24 @@ std::string PlanReplay::where(size_t index) const {
 Status PlanReplay::claim(int64_t offset, int64_t size, TensorId value,
                          TensorId discards) {
   const std::string what = describe(Occupant{0, value, discards});
-  if (size <= 0 || offset < 0 || offset + size > budget_)
-    return fail(what + " at [" + std::to_string(offset) + ", " +
-                std::to_string(offset + size) + ") lies outside the arena [0, " +
-                std::to_string(budget_) + ")");
+  std::optional<int64_t> end = checkedAdd(offset, size);
+  if (size <= 0 || offset < 0 || !end || *end > budget_)
+    return fail(what + " at " + byteRangeText(offset, size) +
+                " lies outside the arena [0, " + std::to_string(budget_) + ")");
   auto next = occupied_.lower_bound(offset);
   auto clash = [&](const std::map<int64_t, Occupant>::iterator &it) {
-    return fail(what + " at [" + std::to_string(offset) + ", " +
-                std::to_string(offset + size) + ") overlaps " +
-                describe(it->second) +
-                " at [" + std::to_string(it->first) + ", " +
-                std::to_string(it->second.end) + ")");
+    return fail(what + " at " + byteRangeText(offset, size) + " overlaps " +
+                describe(it->second) + " at [" + std::to_string(it->first) +
+                ", " + std::to_string(it->second.end) + ")");
   };
-  if (next != occupied_.end() && next->first < offset + size)
+  if (next != occupied_.end() && next->first < *end)
     return clash(next);
   if (next != occupied_.begin()) {
     auto prev = std::prev(next);
     if (prev->second.end > offset)
       return clash(prev);
   }
-  occupied_[offset] = Occupant{offset + size, value, discards};
+  occupied_[offset] = Occupant{*end, value, discards};
   return Status::ok();
 }
 
@@ -168,7 +167,7 @@ Status PlanReplay::placeOutput(const Allocation &a) {
     const TensorId operand = contentOf(prev);
     if (state_[operand] != ValueState::Resident ||
         offset_[operand] != a.offset ||
-        occupied_.at(a.offset).end != a.offset + a.size)
+        occupied_.at(a.offset).end != checkedAdd(a.offset, a.size))
       return fail(name(out) + " is written in place at offset " +
                   std::to_string(a.offset) + " where " + name(operand) +
                   " does not live");

@@ -87,10 +87,11 @@ FailureOr<RankedTensorType> Importer::tensorType(int64_t id) {
       return error() << "tensor #" << id << " '" << tensor.name()
                      << "' has negative dimension " << dim;
   auto type = RankedTensorType::get(shape, element);
-  FailureOr<int64_t> bytes = getTensorByteSize(type);
+  std::string why;
+  FailureOr<int64_t> bytes = getTensorByteSize(type, &why);
   if (failed(bytes))
-    return error() << "tensor #" << id << " '" << tensor.name()
-                   << "' is too large: its byte size overflows";
+    return error() << "tensor #" << id << " '" << tensor.name() << "' has type "
+                   << type << ", " << why;
   if (!tensor.initial_value().empty() &&
       static_cast<int64_t>(tensor.initial_value().size()) != *bytes)
     return error() << "tensor #" << id << " '" << tensor.name()

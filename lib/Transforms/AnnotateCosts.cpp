@@ -26,8 +26,7 @@ cost::TensorShape shapeOf(Type type) {
   llvm::raw_string_ostream os(element);
   tensor.getElementType().print(os);
   // The step verifier guarantees a fixed byte width.
-  int64_t elementBytes =
-      *getTensorByteSize(RankedTensorType::get({}, tensor.getElementType()));
+  int64_t elementBytes = *getElementByteSize(tensor.getElementType());
   return {std::vector<int64_t>(tensor.getShape().begin(),
                                tensor.getShape().end()),
           element, elementBytes};

@@ -38,8 +38,8 @@ private:
   LogicalResult lowerCompute(ComputeOp compute);
   LogicalResult lowerView(ViewOp view);
   LogicalResult moveFinalVersionsHome();
-  coop_rt::BufferAttr bufferOf(Value value);
-  ArrayAttr buffersOf(ValueRange values);
+  coop_rt::BufferAttr bufferOf(Value value, Location at);
+  ArrayAttr buffersOf(ValueRange values, Location at);
   void placeContiguous(Value value, int64_t offset);
 
   func::FuncOp func;
@@ -58,20 +58,30 @@ void ProgramBuilder::placeContiguous(Value value, int64_t offset) {
                        Layout::contiguous(type.getShape())};
 }
 
-coop_rt::BufferAttr ProgramBuilder::bufferOf(Value value) {
+/// The buffer of `value`, or null after an error at `at` when coop_rt's
+/// verifier would refuse it (and so the printed program not parse): a
+/// view past its storage, an element type the runtime has no dtype for.
+coop_rt::BufferAttr ProgramBuilder::bufferOf(Value value, Location at) {
   const Placement &place = placements.lookup(value);
   auto type = cast<RankedTensorType>(value.getType());
-  return coop_rt::BufferAttr::get(
+  return coop_rt::BufferAttr::getChecked(
+      [&] {
+        return emitError(at) << "cannot lower a value of type " << type << ": ";
+      },
       builder.getContext(), place.offset, place.size, type.getElementType(),
       builder.getDenseI64ArrayAttr(place.layout.shape),
       builder.getDenseI64ArrayAttr(place.layout.strides),
       place.layout.elementOffset);
 }
 
-ArrayAttr ProgramBuilder::buffersOf(ValueRange values) {
+ArrayAttr ProgramBuilder::buffersOf(ValueRange values, Location at) {
   SmallVector<Attribute> buffers;
-  for (Value value : values)
-    buffers.push_back(bufferOf(value));
+  for (Value value : values) {
+    coop_rt::BufferAttr buffer = bufferOf(value, at);
+    if (!buffer)
+      return nullptr;
+    buffers.push_back(buffer);
+  }
   return builder.getArrayAttr(buffers);
 }
 
@@ -97,9 +107,12 @@ LogicalResult ProgramBuilder::placeArguments() {
     storageOf[arg] = arg;
     auto role = func.getArgAttrOfType<RoleAttr>(index,
                                                 CoopDialect::kRoleAttrName);
+    coop_rt::BufferAttr buffer = bufferOf(arg, func.getLoc());
+    if (!buffer)
+      return failure();
     builder.create<coop_rt::ArgumentOp>(
         arg.getLoc(), builder.getI64IntegerAttr(index),
-        builder.getStringAttr(argumentName(func, arg)), role, bufferOf(arg));
+        builder.getStringAttr(argumentName(func, arg)), role, buffer);
   }
   return success();
 }
@@ -115,6 +128,9 @@ LogicalResult ProgramBuilder::lowerView(ViewOp view) {
   for (auto [result, layout] : llvm::zip(view.getResults(), *layouts)) {
     placements[result] = {source.offset, source.size, layout};
     storageOf[result] = storageOf.lookup(view.getSource());
+    // Checked here, where the view is, not where a launch reads it.
+    if (!bufferOf(result, view.getLoc()))
+      return failure();
   }
   return success();
 }
@@ -146,9 +162,12 @@ LogicalResult ProgramBuilder::lowerCompute(ComputeOp compute) {
     if (!compute.getRecomputeOf())
       latestVersion[storage] = result;
   }
+  ArrayAttr inputs = buffersOf(compute.getInputs(), compute.getLoc());
+  ArrayAttr outputs = buffersOf(compute.getResults(), compute.getLoc());
+  if (!inputs || !outputs)
+    return failure();
   auto launch = builder.create<coop_rt::LaunchOp>(
-      compute.getLoc(), compute.getKernelAttr(),
-      buffersOf(compute.getInputs()), buffersOf(compute.getResults()),
+      compute.getLoc(), compute.getKernelAttr(), inputs, outputs,
       compute.getArgsAttr(), compute.getInplaceAttr(), compute.getRngAttr(),
       /*workspace=*/nullptr, compute.getRecomputeOfAttr(),
       compute.getCostUsAttr());
@@ -178,9 +197,12 @@ LogicalResult ProgramBuilder::moveFinalVersionsHome() {
              << "cannot move the final version of argument #"
              << arg.getArgNumber() << " home: it was last written through a "
              << "view of type " << last.getType() << " at another place";
+    ArrayAttr from = buffersOf(ValueRange{last}, last.getLoc());
+    ArrayAttr to = buffersOf(ValueRange{arg}, last.getLoc());
+    if (!from || !to)
+      return failure();
     builder.create<coop_rt::LaunchOp>(
-        last.getLoc(), builder.getStringAttr("coop.copy"),
-        buffersOf(ValueRange{last}), buffersOf(ValueRange{arg}),
+        last.getLoc(), builder.getStringAttr("coop.copy"), from, to,
         /*args=*/nullptr, /*inplace=*/nullptr, /*rng=*/nullptr,
         /*workspace=*/nullptr, /*recompute_of=*/nullptr, /*cost_us=*/nullptr);
   }
@@ -207,9 +229,10 @@ LogicalResult ProgramBuilder::build() {
     else if (auto view = dyn_cast<ViewOp>(op))
       lowered = lowerView(view);
     else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      lowered = moveFinalVersionsHome();
-      builder.create<coop_rt::OutputOp>(ret.getLoc(),
-                                        buffersOf(ret.getOperands()));
+      ArrayAttr outputs = buffersOf(ret.getOperands(), ret.getLoc());
+      if (failed(moveFinalVersionsHome()) || !outputs)
+        return failure();
+      builder.create<coop_rt::OutputOp>(ret.getLoc(), outputs);
     }
     // Evictions and frees need no runtime action: addresses are fixed.
     if (failed(lowered))

@@ -20,7 +20,7 @@ void mlir::coop::registerCoopPipelines() {
         std::unique_ptr<Pass> plan = createCoopPlanMemory();
         if (failed(plan->initializeOptions(options, errorHandler)))
           return failure();
-        pm.addNestedPass<func::FuncOp>(std::move(plan));
+        pm.addPass(std::move(plan));
         pm.addNestedPass<func::FuncOp>(createCoopVerifyPlan());
         pm.addPass(createCoopLowerToRuntime());
         return success();

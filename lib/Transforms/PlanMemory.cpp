@@ -11,6 +11,7 @@
 #include "coop/Planner/ByteSize.h"
 #include "coop/Planner/MemoryPicture.h"
 #include "coop/Planner/Plan.h"
+#include "coop/Support/CheckedArithmetic.h"
 #include "coop/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -21,6 +22,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdio>
 
 namespace mlir::coop {
 #define GEN_PASS_DEF_COOPPLANMEMORY
@@ -34,6 +36,18 @@ using planner::OpId;
 using planner::TensorId;
 
 namespace {
+
+/// Upper ends of the accepted ranges of time-limit (a million seconds is
+/// "no limit" in practice) and pack-nodes.
+constexpr double kMaxTimeLimit = 1e6;
+constexpr int64_t kMaxPackNodes = 1000000000;
+
+std::string numberText(int64_t value) { return std::to_string(value); }
+std::string numberText(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
 
 /// Emits the planned schedule in front of the original ops, which are then
 /// erased. Tracks which SSA value holds each tensor's content right now.
@@ -212,60 +226,30 @@ struct CoopPlanMemoryPass
   using Base::Base;
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (!isTrainingStep(func))
-      return markAllAnalysesPreserved();
-    if (func->hasAttr(CoopDialect::kPlanAttrName)) {
-      emitError(func.getLoc(), "step is already planned");
+    SmallVector<func::FuncOp> steps;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (isTrainingStep(func))
+        steps.push_back(func);
+    // An empty file must not "compile" to an empty program.
+    if (steps.empty()) {
+      emitError(getOperation().getLoc())
+          << "nothing to plan: the input has no function marked 'coop.step'";
       return signalPassFailure();
     }
-    const StepGraph &step = getAnalysis<StepGraph>();
-    if (!step.isValid()) {
-      emitError(step.getErrorLoc()) << "cannot plan step: " << step.getError();
-      return signalPassFailure();
-    }
-    FailureOr<planner::PlanOptions> options = buildOptions(step.getGraph());
-    if (failed(options))
-      return signalPassFailure();
-
-    planner::Plan plan;
-    auto start = std::chrono::steady_clock::now();
-    planner::Status status =
-        searchCandidates
-            ? planner::searchPlan(step.getGraph(), *options, &plan)
-            : planner::plan(step.getGraph(), *options, &plan);
-    double planningSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    if (!status) {
-      // At the function's location only: printing the whole step along
-      // with the error helps nobody.
-      InFlightDiagnostic diag = emitError(func.getLoc())
-                                << "cannot plan @" << func.getSymName()
-                                << " with policy '" << policy
-                                << "': " << status.message();
-      if (plan.stats.memoryFloorOp != kNone)
-        diag.attachNote(step.getOperation(plan.stats.memoryFloorOp)->getLoc())
-            << "the op with the largest working set, which sets the floor of "
-            << plan.stats.memoryFloorBytes << " bytes";
-      return signalPassFailure();
-    }
-    if (!svg.empty() && failed(writePicture(step.getGraph(), plan, *options)))
-      return signalPassFailure();
-    attachPlan(func, plan, *options, planningSeconds);
-    if (report)
-      printReport(func, plan, planningSeconds);
-    if (failed(ScheduleBuilder(func, step, plan).build()))
-      return signalPassFailure();
+    for (func::FuncOp func : steps)
+      if (failed(planStep(func)))
+        return signalPassFailure();
   }
 
 private:
-  FailureOr<planner::PlanOptions> buildOptions(const planner::Graph &graph);
+  LogicalResult planStep(func::FuncOp func);
+  FailureOr<planner::PlanOptions> buildOptions(func::FuncOp func,
+                                               const planner::Graph &graph);
   void attachPlan(func::FuncOp func, const planner::Plan &plan,
                   const planner::PlanOptions &options, double seconds);
   void printReport(func::FuncOp func, const planner::Plan &plan,
                    double seconds);
-  LogicalResult writePicture(const planner::Graph &graph,
+  LogicalResult writePicture(func::FuncOp func, const planner::Graph &graph,
                              const planner::Plan &plan,
                              const planner::PlanOptions &options);
 
@@ -276,9 +260,50 @@ private:
   bool searchCandidates = false;
 };
 
+LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
+  if (func->hasAttr(CoopDialect::kPlanAttrName))
+    return emitError(func.getLoc(), "step is already planned");
+  const StepGraph &step = getChildAnalysis<StepGraph>(func);
+  if (!step.isValid())
+    return emitError(step.getErrorLoc())
+           << "cannot plan step: " << step.getError();
+  FailureOr<planner::PlanOptions> options = buildOptions(func, step.getGraph());
+  if (failed(options))
+    return failure();
+
+  planner::Plan plan;
+  auto start = std::chrono::steady_clock::now();
+  planner::Status status =
+      searchCandidates ? planner::searchPlan(step.getGraph(), *options, &plan)
+                       : planner::plan(step.getGraph(), *options, &plan);
+  double planningSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (!status) {
+    // At the function's location only: printing the whole step along
+    // with the error helps nobody.
+    InFlightDiagnostic diag = emitError(func.getLoc())
+                              << "cannot plan @" << func.getSymName()
+                              << " with policy '" << policy
+                              << "': " << status.message();
+    if (plan.stats.memoryFloorOp != kNone)
+      diag.attachNote(step.getOperation(plan.stats.memoryFloorOp)->getLoc())
+          << "the op with the largest working set, which sets the floor of "
+          << plan.stats.memoryFloorBytes << " bytes";
+    return failure();
+  }
+  if (!svg.empty() &&
+      failed(writePicture(func, step.getGraph(), plan, *options)))
+    return failure();
+  attachPlan(func, plan, *options, planningSeconds);
+  if (report)
+    printReport(func, plan, planningSeconds);
+  return ScheduleBuilder(func, step, plan).build();
+}
+
 FailureOr<planner::PlanOptions>
-CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
-  func::FuncOp func = getOperation();
+CoopPlanMemoryPass::buildOptions(func::FuncOp func,
+                                 const planner::Graph &graph) {
   planner::PlanOptions options;
   // The search ignores options.policy.
   searchCandidates = policy == "search";
@@ -286,29 +311,34 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
     return emitError(func.getLoc())
            << "unknown policy '" << policy
            << "'; expected search, lookahead, coop, dtr, dte or none";
-  if (!(timeLimit >= 0.0))
+  // Every numeric option within a range the planner's arithmetic handles.
+  auto inRange = [&](StringRef option, auto value, auto low, auto high,
+                     StringRef unit) -> LogicalResult {
+    if (value >= low && value <= high) // false for NaN
+      return success();
     return emitError(func.getLoc())
-           << "time-limit must be a non-negative number of seconds, got "
-           << timeLimit;
+           << option << " must be in [" << numberText(low) << ", "
+           << numberText(high) << "]" << unit << ", got " << numberText(value);
+  };
+  if (failed(inRange("time-limit", double(timeLimit), 0.0, kMaxTimeLimit,
+                     " seconds")) ||
+      failed(inRange("alignment", int64_t(alignment), int64_t(1),
+                     planner::kMaxAlignment, " bytes")) ||
+      failed(inRange("small-region", int64_t(smallRegion), int64_t(0),
+                     ::coop::kMaxPlannedBytes, " bytes")) ||
+      failed(inRange("pack-nodes", int64_t(packNodes), int64_t(0),
+                     kMaxPackNodes, " nodes")))
+    return failure();
   options.searchTimeLimitSeconds = timeLimit;
-  if (alignment <= 0)
-    return emitError(func.getLoc()) << "alignment must be positive, got "
-                                    << static_cast<int64_t>(alignment);
   options.alignment = alignment;
   options.twoEndedPartitioning = partition;
   options.recomputableInPlace = inplace;
   options.slidingWindow = window;
-  if (smallRegion < 0)
-    return emitError(func.getLoc()) << "small-region must be non-negative, got "
-                                    << static_cast<int64_t>(smallRegion);
   options.smallRegionBytes = smallRegion;
   options.offlinePacking = pack;
   options.simulatedArenas = searchBudget
                                 ? planner::PlanOptions::ArenaSearch::Full
                                 : planner::PlanOptions::ArenaSearch::BudgetOnly;
-  if (packNodes < 0)
-    return emitError(func.getLoc()) << "pack-nodes must be non-negative, got "
-                                    << static_cast<int64_t>(packNodes);
   options.packingNodeLimit = packNodes;
 
   // ratio=0 is given, not missing: it is refused below as not positive.
@@ -322,6 +352,9 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
              << "invalid budget '" << budget
              << "': expected a positive number of bytes with an optional "
                 "unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)";
+    if (failed(inRange("budget", bytes, int64_t(1), ::coop::kMaxPlannedBytes,
+                       " bytes")))
+      return failure();
     options.budgetBytes = bytes;
     return options;
   }
@@ -337,13 +370,14 @@ CoopPlanMemoryPass::buildOptions(const planner::Graph &graph) {
                                     << status.message();
   // The budget must be a representable byte count: a ratio so large (or
   // infinite) that it is not would wrap.
+  const double largest = static_cast<double>(::coop::kMaxPlannedBytes);
   const double bytes = ratio * static_cast<double>(noRematerializationBytes);
-  if (!(bytes < 0x1p62))
+  if (!(bytes < largest))
     return emitError(func.getLoc())
            << "ratio " << ratio << " gives a budget of " << bytes
            << " bytes, more than the largest supported (2^62); give a "
               "ratio of at most "
-           << 0x1p62 / static_cast<double>(noRematerializationBytes);
+           << largest / static_cast<double>(noRematerializationBytes);
   options.budgetBytes = static_cast<int64_t>(bytes);
   return options;
 }
@@ -454,15 +488,14 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
 }
 
 LogicalResult
-CoopPlanMemoryPass::writePicture(const planner::Graph &graph,
+CoopPlanMemoryPass::writePicture(func::FuncOp func, const planner::Graph &graph,
                                  const planner::Plan &plan,
                                  const planner::PlanOptions &options) {
   std::error_code error;
   llvm::raw_fd_ostream file(svg, error, llvm::sys::fs::OF_Text);
   if (error)
-    return emitError(getOperation().getLoc())
-           << "cannot write the memory picture to '" << svg
-           << "': " << error.message();
+    return emitError(func.getLoc()) << "cannot write the memory picture to '"
+                                    << svg << "': " << error.message();
   std::string picture = planner::renderMemoryPicture(graph, plan, options);
   file << picture;
   return success();

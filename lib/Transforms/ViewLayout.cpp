@@ -1,12 +1,15 @@
 //===- ViewLayout.cpp - Where a view's elements live ----------------------===//
 
 #include "coop/Transforms/ViewLayout.h"
+#include "coop/Support/CheckedArithmetic.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::coop;
+using ::coop::checkedMul;
+using ::coop::checkedMulAdd;
 
 Layout Layout::contiguous(ArrayRef<int64_t> shape) {
   Layout layout;
@@ -205,7 +208,7 @@ mlir::coop::applyView(StringRef kernel, DictionaryAttr attrs,
     out.strides = source.strides;
     if (rank >= 2) {
       int64_t a = dimArg("dim0", 0), b = dimArg("dim1", 1);
-      if (a >= rank || b >= rank)
+      if (a < 0 || b < 0 || a >= rank || b >= rank)
         return fail("dimension out of range");
       std::swap(out.strides[a], out.strides[b]);
     }
@@ -217,7 +220,7 @@ mlir::coop::applyView(StringRef kernel, DictionaryAttr attrs,
       return fail("needs 'dims' with one entry per dimension");
     for (int64_t dim : *dims) {
       dim = wrapDim(dim, rank);
-      if (dim >= rank)
+      if (dim < 0 || dim >= rank)
         return fail("dimension out of range");
       out.strides.push_back(source.strides[dim]);
     }
@@ -239,12 +242,14 @@ mlir::coop::applyView(StringRef kernel, DictionaryAttr attrs,
   case ViewKind::Unsqueeze: {
     int64_t dim = args.integer("dim").value_or(0);
     dim = dim < 0 ? dim + rank + 1 : dim;
-    if (dim > rank)
+    if (dim < 0 || dim > rank)
       return fail("dimension out of range");
     out.strides = source.strides;
-    int64_t stride =
-        dim < rank ? source.strides[dim] * source.shape[dim] : 1;
-    out.strides.insert(out.strides.begin() + dim, stride);
+    std::optional<int64_t> stride =
+        dim < rank ? checkedMul(source.strides[dim], source.shape[dim]) : 1;
+    if (!stride)
+      return fail("its stride overflows");
+    out.strides.insert(out.strides.begin() + dim, *stride);
     break;
   }
   case ViewKind::Squeeze: {
@@ -271,37 +276,68 @@ mlir::coop::applyView(StringRef kernel, DictionaryAttr attrs,
   case ViewKind::Select: {
     ViewKind kind = classify(kernel);
     int64_t dim = dimArg("dim", 0);
-    if (dim >= rank)
+    if (dim < 0 || dim >= rank)
       return fail("dimension out of range");
+    const int64_t extent = source.shape[dim];
     int64_t start = kind == ViewKind::Select
                         ? args.integer("index").value_or(0)
                         : args.integer("start").value_or(0);
     if (start < 0)
-      start += source.shape[dim];
-    start = std::clamp<int64_t>(start, 0, source.shape[dim]);
-    out.elementOffset += start * source.strides[dim];
+      start += extent;
+    const int64_t step =
+        kind == ViewKind::Slice ? args.integer("step").value_or(1) : 1;
+    if (step < 1)
+      return fail("step " + Twine(step) + " is not positive");
+    // Select reads one element along `dim`; slice and narrow the result's
+    // extent, every `step`-th from `start`. Torch clamps a slice's start.
+    int64_t count = 1;
+    if (kind == ViewKind::Slice)
+      start = std::clamp<int64_t>(start, 0, extent);
+    if (kind != ViewKind::Select)
+      count = dim < static_cast<int64_t>(out.shape.size()) ? out.shape[dim] : 0;
+    std::optional<int64_t> last = checkedMulAdd(start, count - 1, step);
+    if (start < 0 || (count > 0 && (!last || *last >= extent)))
+      return fail("elements from " + Twine(start) + " (" + Twine(count) +
+                  ", step " + Twine(step) +
+                  ") are out of range for a dimension of size " +
+                  Twine(extent));
+    std::optional<int64_t> offset =
+        checkedMulAdd(out.elementOffset, start, source.strides[dim]);
+    std::optional<int64_t> stride = checkedMul(source.strides[dim], step);
+    if (!offset || !stride)
+      return fail("its element offset or stride overflows");
+    out.elementOffset = *offset;
     out.strides = source.strides;
     if (kind == ViewKind::Select)
       out.strides.erase(out.strides.begin() + dim);
-    else if (kind == ViewKind::Slice)
-      out.strides[dim] *= args.integer("step").value_or(1);
+    else
+      out.strides[dim] = *stride;
     break;
   }
   case ViewKind::Split: {
     // Consecutive pieces along `dim`; unbind drops that dimension.
     int64_t dim = dimArg("dim", 0);
-    if (dim >= rank)
+    if (dim < 0 || dim >= rank)
       return fail("dimension out of range");
     int64_t start = 0;
     for (Layout &piece : results) {
-      piece.elementOffset = source.elementOffset + start * source.strides[dim];
+      std::optional<int64_t> offset =
+          checkedMulAdd(source.elementOffset, start, source.strides[dim]);
+      if (!offset)
+        return fail("its element offset overflows");
+      piece.elementOffset = *offset;
       piece.strides = source.strides;
       if (piece.shape.size() + 1 == source.shape.size()) {
         piece.strides.erase(piece.strides.begin() + dim);
         start += 1;
-      } else {
+      } else if (piece.shape.size() == source.shape.size()) {
         start += piece.shape[dim];
+      } else {
+        return fail("result rank does not match the view's arguments");
       }
+      if (start > source.shape[dim])
+        return fail("the pieces span more than the " +
+                    Twine(source.shape[dim]) + " elements of the dimension");
     }
     break;
   }

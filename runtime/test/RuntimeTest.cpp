@@ -25,8 +25,16 @@ void *operator new(size_t size) {
     return p;
   throw std::bad_alloc();
 }
+// The runtime allocates its statuses with new (std::nothrow): replaced as
+// well, or (under ASan) they would come from the sanitizer's operator new
+// and go back through this std::free.
+void *operator new(size_t size, const std::nothrow_t &) noexcept {
+  ++heapAllocations;
+  return std::malloc(size ? size : 1);
+}
 void operator delete(void *p) noexcept { std::free(p); }
 void operator delete(void *p, size_t) noexcept { std::free(p); }
+void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
 
 namespace {
 

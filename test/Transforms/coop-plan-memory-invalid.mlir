@@ -13,14 +13,35 @@
 // RUN: not coop-opt %s --coop-plan-memory="ratio=inf" 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not coop-opt %s --coop-plan-memory="ratio=1e30" 2>&1 | FileCheck %s --check-prefix=HUGE
 // HUGE: error: ratio {{.*}} gives a budget of {{.*}} bytes, more than the largest supported (2^62); give a ratio of at most
-// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB alignment=0" 2>&1 | FileCheck %s --check-prefix=ALIGN
+// An empty file, or one without a training step, is an error, not an
+// empty program.
+// RUN: printf '' > %t.empty
+// RUN: not coop-opt %t.empty --coop-compile="ratio=0.5" 2>&1 | FileCheck %s --check-prefix=NO-STEP
+// RUN: not coop-opt %t.empty --coop-plan-memory="ratio=0.5" 2>&1 | FileCheck %s --check-prefix=NO-STEP
+// RUN: echo 'func.func @f() { return }' | not coop-opt --coop-plan-memory="ratio=0.5" 2>&1 | FileCheck %s --check-prefix=NO-STEP
+// NO-STEP: error: nothing to plan: the input has no function marked 'coop.step'
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB" --coop-plan-memory="budget=1MiB" 2>&1 | FileCheck %s --check-prefix=AGAIN
 // AGAIN: error: step is already planned
-// ALIGN: error: alignment must be positive, got 0
+
+// Every numeric option is range-checked, naming the option and its range.
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB alignment=0" 2>&1 | FileCheck %s --check-prefix=ALIGN
+// ALIGN: error: alignment must be in [1, 1073741824] bytes, got 0
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB alignment=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=ALIGN-HUGE
+// ALIGN-HUGE: error: alignment must be in [1, 1073741824] bytes, got 4611686018427387904
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB pack-nodes=-3" 2>&1 | FileCheck %s --check-prefix=NODES
+// NODES: error: pack-nodes must be in [0, 1000000000] nodes, got -3
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB time-limit=-1" 2>&1 | FileCheck %s --check-prefix=TIME
-// NODES: error: pack-nodes must be non-negative, got -3
-// TIME: error: time-limit must be a non-negative number of seconds, got -1
+// TIME: error: time-limit must be in [0, 1e+06] seconds, got -1
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB time-limit=nan" 2>&1 | FileCheck %s --check-prefix=TIME-NAN
+// TIME-NAN: error: time-limit must be in [0, 1e+06] seconds, got nan
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB time-limit=inf" 2>&1 | FileCheck %s --check-prefix=TIME-INF
+// TIME-INF: error: time-limit must be in [0, 1e+06] seconds, got inf
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB small-region=-1" 2>&1 | FileCheck %s --check-prefix=SMALL
+// SMALL: error: small-region must be in [0, 4611686018427387904] bytes, got -1
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB small-region=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=SMALL-HUGE
+// SMALL-HUGE: error: small-region must be in [0, 4611686018427387904] bytes, got 9223372036854775807
+// RUN: not coop-opt %s --coop-plan-memory="budget=5000000TB" 2>&1 | FileCheck %s --check-prefix=BUDGET-HUGE
+// BUDGET-HUGE: error: budget must be in [1, 4611686018427387904] bytes, got 5000000000000000000
 
 // The floor is x (512) + the working set of op #3, {a, b, c} = 2048 bytes.
 // RUN: not coop-opt %s --coop-plan-memory="budget=1KiB" 2>&1 | FileCheck %s --check-prefix=FLOOR

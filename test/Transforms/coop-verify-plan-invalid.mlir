@@ -108,3 +108,21 @@ func.func @missing_workspace_offset(%x: tensor<128xf32> {coop.offset = 0 : i64, 
   %a = coop.compute "aten.conv"(%x) {offsets = array<i64: 512>, workspace_bytes = 100 : i64} : (tensor<128xf32>) -> tensor<128xf32>
   return %a : tensor<128xf32>
 }
+
+// -----
+
+// An offset near 2^63: offset + size must not wrap into the arena.
+func.func @offset_near_int64_max(%x: tensor<128xf32> {coop.offset = 0 : i64, coop.role = #coop.role<input>}) -> tensor<128xf32>
+    attributes {coop.plan = {alignment = 512 : i64, budget = 2048 : i64, policy = "coop"}, coop.step} {
+  // expected-error@+1 {{invalid plan: instruction #0 (run op #0 'aten.exp'): 'aten.exp#0:0' at [9223372036854775296, 9223372036854775296 + 512) lies outside the arena [0, 2048)}}
+  %a = coop.compute "aten.exp"(%x) {offsets = array<i64: 9223372036854775296>} : (tensor<128xf32>) -> tensor<128xf32>
+  return %a : tensor<128xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'coop.plan' alignment must be in [1, 1073741824] bytes, got 4611686018427387904}}
+func.func @huge_alignment(%x: tensor<128xf32> {coop.offset = 0 : i64, coop.role = #coop.role<input>}) -> tensor<128xf32>
+    attributes {coop.plan = {alignment = 4611686018427387904 : i64, budget = 2048 : i64, policy = "coop"}, coop.step} {
+  return %x : tensor<128xf32>
+}

@@ -42,6 +42,20 @@ TEST(Graph, StorageFollowsViewsAndVersions) {
   EXPECT_EQ(s.g.tensors[s.a].consumers, std::vector<OpId>({1}));
 }
 
+// Two 2^62-byte parameters: their sum would wrap every figure the planner
+// computes, so the graph is refused as a whole.
+TEST(Graph, RefusesStepsLargerThanThePlannerHandles) {
+  Graph g;
+  TensorId w = g.addArgument("w", int64_t(1) << 62, TensorRole::Parameter);
+  TensorId v = g.addArgument("v", int64_t(1) << 62, TensorRole::Parameter);
+  g.markStepOutput(g.ops[g.addOp("aten.add", {w, v}, {4})].outputs[0]);
+  Status status = g.finalize();
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("total more than 2^62 bytes"),
+            std::string::npos)
+      << status.message();
+}
+
 TEST(Graph, MemoryStatsByHand) {
   SmallStep s;
   ASSERT_TRUE(s.g.finalize());

@@ -101,6 +101,10 @@ struct PlanOptions {
   double searchTimeLimitSeconds = 3.0;
 };
 
+/// The largest buffer alignment (1 GiB): a value of at most
+/// coop::kMaxPlannedBytes rounded up to it still fits in int64_t.
+constexpr int64_t kMaxAlignment = int64_t(1) << 30;
+
 /// Bytes the arena gives a value of `bytes`: rounded up to the alignment,
 /// and at least one unit so that every value has its own address.
 int64_t allocationSize(int64_t bytes, int64_t alignment);

@@ -43,7 +43,7 @@ def CoopMemoryStats : Pass<"coop-memory-stats", "ModuleOp"> {
   let dependentDialects = ["::mlir::coop::CoopDialect"];
 }
 
-def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::func::FuncOp"> {
+def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Plan every tensor's arena offset and the evictions and "
                 "recomputations that fit a training step into a budget";
   let description = [{
@@ -106,7 +106,10 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::func::FuncOp"> {
     ```
 
     A budget below the memory floor, or one the policy cannot meet, is an
-    error that names the floor and the op.
+    error that names the floor and the op. So is an input with no
+    `coop.step` function, and a numeric option outside its range (budget
+    and small-region up to 2^62 bytes, alignment 1 B to 1 GiB, time-limit
+    0 to 10^6 s, pack-nodes 0 to 10^9).
   }];
   let options = [
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",

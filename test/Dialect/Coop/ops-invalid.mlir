@@ -185,7 +185,7 @@ func.func @negative_cost(%x: tensor<4xf32> {coop.role = #coop.role<input>}) attr
 // -----
 
 func.func @negative_workspace(%x: tensor<4xf32> {coop.role = #coop.role<input>}) attributes {coop.step} {
-  // expected-error@+1 {{'coop.compute' op 'workspace_bytes' must be non-negative, got -1}}
+  // expected-error@+1 {{'coop.compute' op 'workspace_bytes' must be in [0, 2^62 = 4611686018427387904], got -1}}
   %a = coop.compute "aten.conv"(%x) {workspace_bytes = -1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
@@ -208,7 +208,7 @@ func.func @opaque_element_type(%x: tensor<4x!coop.unknown>) {
 // -----
 
 func.func @element_without_byte_width(%x: tensor<4xf32> {coop.role = #coop.role<input>}) attributes {coop.step} {
-  // expected-error@+1 {{'coop.compute' op result #0 has type 'tensor<4xvector<2xf32>>', whose element type has no fixed byte width or whose size overflows}}
+  // expected-error@+1 {{'coop.compute' op result #0 has type 'tensor<4xvector<2xf32>>', whose element type has no fixed byte width}}
   %a = coop.compute "aten.weird"(%x) : (tensor<4xf32>) -> tensor<4xvector<2xf32>>
   return
 }
@@ -226,5 +226,29 @@ func.func @view_without_results(%x: tensor<4xf32> {coop.role = #coop.role<input>
 func.func @unknown_op(%x: tensor<4xf32> {coop.role = #coop.role<input>}) attributes {coop.step} {
   // expected-error@+1 {{custom op 'coop.evictt' is unknown}}
   coop.evictt %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+// 2^62 x 4 x 4 bytes overflows int64_t: too large, not "no byte width".
+// expected-error@+1 {{'func.func' op argument #0 has type 'tensor<4611686018427387904x4xf32>', which is too large: more than 4611686018427387904 bytes (2^62), the largest tensor supported}}
+func.func @argument_too_large(%x: tensor<4611686018427387904x4xf32> {coop.role = #coop.role<input>}) attributes {coop.step} {
+  return
+}
+
+// -----
+
+func.func @result_too_large(%x: tensor<4xf32> {coop.role = #coop.role<input>}) attributes {coop.step} {
+  // expected-error@+1 {{'coop.compute' op result #0 has type 'tensor<1152921504606846977xf32>', which is too large: more than 4611686018427387904 bytes (2^62), the largest tensor supported}}
+  %a = coop.compute "aten.relu"(%x) : (tensor<4xf32>) -> tensor<1152921504606846977xf32>
+  return
+}
+
+// -----
+
+func.func @huge_workspace(%x: tensor<4xf32> {coop.role = #coop.role<input>}) attributes {coop.step} {
+  // expected-error@+1 {{'coop.compute' op 'workspace_bytes' must be in [0, 2^62 = 4611686018427387904], got 9223372036854775000}}
+  %a = coop.compute "aten.conv"(%x) {workspace_bytes = 9223372036854775000 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return
 }

@@ -104,10 +104,10 @@ static LogicalResult verifyStep(func::FuncOp func) {
                 "optimizer_state, buffer or input)";
     if (failed(verifyRoleAttr(func, index, role)))
       return failure();
-    if (failed(getTensorByteSize(tensor)))
-      return func.emitOpError() << "argument #" << index << " has element type "
-                                << tensor.getElementType()
-                                << " without a fixed byte width";
+    std::string why;
+    if (failed(getTensorByteSize(tensor, &why)))
+      return func.emitOpError()
+             << "argument #" << index << " has type " << tensor << ", " << why;
   }
   for (Operation &op : func.front()) {
     if (!isa<CoopDialect>(op.getDialect()) && !isa<func::ReturnOp>(op))

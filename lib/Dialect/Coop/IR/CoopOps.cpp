@@ -1,6 +1,7 @@
 //===- CoopOps.cpp - coop dialect operations ------------------------------===//
 
 #include "coop/Dialect/Coop/IR/CoopOps.h"
+#include "coop/Support/CheckedArithmetic.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -14,26 +15,41 @@ using namespace mlir::coop;
 
 #include "coop/Dialect/Coop/IR/CoopEnums.cpp.inc"
 
-FailureOr<int64_t> mlir::coop::getTensorByteSize(RankedTensorType type) {
-  if (!type.hasStaticShape())
-    return failure();
-  Type element = type.getElementType();
-  int64_t elementBytes;
-  if (auto complex = dyn_cast<ComplexType>(element))
+FailureOr<int64_t> mlir::coop::getElementByteSize(Type type) {
+  Type element = type;
+  if (auto complex = dyn_cast<ComplexType>(type))
     element = complex.getElementType();
+  int64_t bytes;
   if (element.isIndex())
-    elementBytes = 8;
+    bytes = 8;
   else if (element.isIntOrFloat())
-    elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+    bytes = (element.getIntOrFloatBitWidth() + 7) / 8;
   else
     return failure();
-  if (isa<ComplexType>(type.getElementType()))
-    elementBytes *= 2;
-  int64_t bytes = elementBytes;
+  return isa<ComplexType>(type) ? 2 * bytes : bytes;
+}
+
+FailureOr<int64_t> mlir::coop::getTensorByteSize(RankedTensorType type,
+                                                 std::string *why) {
+  auto fail = [&](const Twine &reason) -> FailureOr<int64_t> {
+    if (why)
+      *why = reason.str();
+    return failure();
+  };
+  if (!type.hasStaticShape())
+    return fail("which has no static shape");
+  FailureOr<int64_t> elementBytes = getElementByteSize(type.getElementType());
+  if (failed(elementBytes))
+    return fail("whose element type has no fixed byte width");
+  std::optional<int64_t> bytes = *elementBytes;
   for (int64_t dim : type.getShape())
-    if (__builtin_mul_overflow(bytes, dim, &bytes))
-      return failure();
-  return bytes;
+    if (bytes)
+      bytes = ::coop::checkedMul(*bytes, dim);
+  if (!bytes || *bytes > ::coop::kMaxPlannedBytes)
+    return fail("which is too large: more than " +
+                Twine(::coop::kMaxPlannedBytes) +
+                " bytes (2^62), the largest tensor supported");
+  return *bytes;
 }
 
 /// "aten.bernoulli_.float" -> "aten.bernoulli_": the kernel without its
@@ -64,13 +80,12 @@ bool mlir::coop::isRandomKernel(StringRef kernel) {
 
 /// Every tensor the op touches needs a byte size for the planner.
 static LogicalResult verifyByteSizes(Operation *op) {
-  auto check = [&](Type type, StringRef kind,
-                   unsigned index) -> LogicalResult {
-    if (succeeded(getTensorByteSize(cast<RankedTensorType>(type))))
+  auto check = [&](Type type, StringRef kind, unsigned index) -> LogicalResult {
+    std::string why;
+    if (succeeded(getTensorByteSize(cast<RankedTensorType>(type), &why)))
       return success();
-    return op->emitOpError() << kind << " #" << index << " has type " << type
-                             << ", whose element type has no fixed byte width"
-                                " or whose size overflows";
+    return op->emitOpError()
+           << kind << " #" << index << " has type " << type << ", " << why;
   };
   for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
     if (failed(check(type, "operand", index)))
@@ -101,8 +116,9 @@ LogicalResult ComputeOp::verify() {
                            << us;
   }
   if (std::optional<int64_t> workspace = getWorkspaceBytes())
-    if (*workspace < 0)
-      return emitOpError() << "'workspace_bytes' must be non-negative, got "
+    if (*workspace < 0 || *workspace > ::coop::kMaxPlannedBytes)
+      return emitOpError() << "'workspace_bytes' must be in [0, 2^62 = "
+                           << ::coop::kMaxPlannedBytes << "], got "
                            << *workspace;
   if (isRandomKernel(getKernel()) && !getRng())
     return emitOpError() << "'" << getKernel()

@@ -1,6 +1,7 @@
 //===- CoopRT.cpp - The runtime-facing plan dialect -----------------------===//
 
 #include "coop/Dialect/CoopRT/IR/CoopRT.h"
+#include "coop/Support/CheckedArithmetic.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -36,28 +37,35 @@ BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t offset,
   if (offset < 0 || size < 0 || elementOffset < 0)
     return emitError() << "buffer offset, size and element offset must be "
                           "non-negative";
-  if (!elementType.isIntOrIndexOrFloat())
+  if (!elementType.isIntOrFloat())
     return emitError() << "buffer element type must be an integer or float, "
                           "got "
                        << elementType;
   if (shape.size() != strides.size())
     return emitError() << "buffer has " << shape.size() << " dimensions but "
                        << strides.size() << " strides";
-  // The farthest element the tensor reads must lie inside its storage.
-  int64_t last = elementOffset;
+  // The farthest element the tensor reads must lie inside its storage;
+  // no sum or product may wrap on the way there.
+  std::optional<int64_t> last = elementOffset;
   for (auto [dim, stride] : llvm::zip(shape.asArrayRef(), strides.asArrayRef())) {
     if (dim < 0 || stride < 0)
       return emitError() << "buffer dimensions and strides must be "
                             "non-negative";
     if (dim == 0)
       return success();
-    last += (dim - 1) * stride;
+    if (last)
+      last = ::coop::checkedMulAdd(*last, dim - 1, stride);
   }
   int64_t elementBytes = (elementType.getIntOrFloatBitWidth() + 7) / 8;
-  if ((last + 1) * elementBytes > size)
-    return emitError() << "buffer reads element " << last
-                       << ", past the end of its " << size
-                       << "-byte storage";
+  std::optional<int64_t> end =
+      last ? ::coop::checkedAdd(*last, 1) : std::nullopt;
+  if (end)
+    end = ::coop::checkedMul(*end, elementBytes);
+  if (!end)
+    return emitError() << "buffer's last element lies past 2^63 bytes";
+  if (*end > size)
+    return emitError() << "buffer reads element " << *last
+                       << ", past the end of its " << size << "-byte storage";
   return success();
 }
 
@@ -66,12 +74,14 @@ LogicalResult ProgramOp::verify() {
     return emitOpError("needs a positive arena size");
   int64_t arena = getArenaBytes();
   auto inArena = [&](Operation *op, BufferAttr buffer) -> LogicalResult {
-    if (buffer.getOffset() + buffer.getSize() <= arena)
+    std::optional<int64_t> end =
+        ::coop::checkedAdd(buffer.getOffset(), buffer.getSize());
+    if (end && *end <= arena)
       return success();
     return op->emitOpError()
-           << "uses bytes [" << buffer.getOffset() << ", "
-           << buffer.getOffset() + buffer.getSize()
-           << ") outside the arena of " << arena << " bytes";
+           << "uses bytes "
+           << ::coop::byteRangeText(buffer.getOffset(), buffer.getSize())
+           << " outside the arena of " << arena << " bytes";
   };
   auto allInArena = [&](Operation *op, ArrayAttr buffers) -> LogicalResult {
     for (Attribute buffer : buffers)

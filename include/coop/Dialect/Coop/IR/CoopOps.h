@@ -20,9 +20,16 @@
 
 namespace mlir::coop {
 
+/// Bytes one element of `type` occupies, or failure for a type without a
+/// fixed byte width.
+FailureOr<int64_t> getElementByteSize(Type type);
+
 /// Bytes a statically shaped tensor of `type` occupies, or failure for an
-/// element type without a fixed byte width.
-FailureOr<int64_t> getTensorByteSize(RankedTensorType type);
+/// element type without a fixed byte width or a size above
+/// coop::kMaxPlannedBytes; `why` (if given) then says which, in words that
+/// complete "has type T, ...".
+FailureOr<int64_t> getTensorByteSize(RankedTensorType type,
+                                     std::string *why = nullptr);
 
 /// Kernels whose results depend on a random stream and so need `rng`.
 bool isRandomKernel(StringRef kernel);

@@ -1,0 +1,57 @@
+//===- CheckedArithmetic.h - Byte and element counts that never wrap -*- C++ -*-===//
+//
+// Offsets, sizes, element offsets and strides come from files; every sum
+// and product of them goes through these, so a value near 2^63 is refused
+// rather than wrapped. Header-only and dependency-free: the planner core,
+// the dialects and the runtime all use it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef COOP_SUPPORT_CHECKEDARITHMETIC_H
+#define COOP_SUPPORT_CHECKEDARITHMETIC_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace coop {
+
+/// The largest byte count (tensor, workspace, budget) the compiler plans:
+/// the sum of any two stays representable.
+constexpr int64_t kMaxPlannedBytes = int64_t(1) << 62;
+
+/// a + b, or nullopt when it does not fit in int64_t.
+inline std::optional<int64_t> checkedAdd(int64_t a, int64_t b) {
+  int64_t result;
+  if (__builtin_add_overflow(a, b, &result))
+    return std::nullopt;
+  return result;
+}
+
+/// a * b, or nullopt when it does not fit in int64_t.
+inline std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
+  int64_t result;
+  if (__builtin_mul_overflow(a, b, &result))
+    return std::nullopt;
+  return result;
+}
+
+/// base + a * b (an element `a` strides of `b` past `base`), or nullopt
+/// when a step of it does not fit in int64_t.
+inline std::optional<int64_t> checkedMulAdd(int64_t base, int64_t a,
+                                            int64_t b) {
+  std::optional<int64_t> product = checkedMul(a, b);
+  return product ? checkedAdd(base, *product) : std::nullopt;
+}
+
+/// "[offset, offset + size)" for messages, also when the end is past 2^63.
+inline std::string byteRangeText(int64_t offset, int64_t size) {
+  std::optional<int64_t> end = checkedAdd(offset, size);
+  return "[" + std::to_string(offset) + ", " +
+         (end ? std::to_string(*end)
+              : std::to_string(offset) + " + " + std::to_string(size)) +
+         ")";
+}
+
+} // namespace coop
+
+#endif // COOP_SUPPORT_CHECKEDARITHMETIC_H
