@@ -285,16 +285,23 @@ struct CoopPlanMemoryPass
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     if (!status) {
-      // At the function's location only: printing the whole step along
-      // with the error helps nobody.
-      InFlightDiagnostic diag = emitError(func.getLoc())
-                                << "cannot plan @" << func.getSymName()
-                                << " with policy '" << policy
-                                << "': " << status.message();
-      if (plan.stats.memoryFloorOp != kNone)
-        diag.attachNote(step.getOperation(plan.stats.memoryFloorOp)->getLoc())
+      // At the op the failure is about, never at the function: a
+      // diagnostic shows its location's source line, and a step's
+      // signature is one line as long as its argument list (45 KB for a
+      // zoo model). The op that found no room, else the one whose working
+      // set sets the floor, else the one where the live bytes peak.
+      const planner::PlanStats &stats = plan.stats;
+      OpId at = stats.failedOp != kNone         ? stats.failedOp
+                : stats.memoryFloorOp != kNone ? stats.memoryFloorOp
+                                               : planner::computeMemoryStats(step.getGraph()).peakOp;
+      InFlightDiagnostic diag =
+          emitError(at != kNone ? step.getOperation(at)->getLoc() : func.getLoc())
+          << "cannot plan @" << func.getSymName() << " with policy '" << policy
+          << "': " << status.message();
+      if (stats.memoryFloorOp != kNone && stats.memoryFloorOp != at)
+        diag.attachNote(step.getOperation(stats.memoryFloorOp)->getLoc())
             << "the op with the largest working set, which sets the floor of "
-            << plan.stats.memoryFloorBytes << " bytes";
+            << stats.memoryFloorBytes << " bytes";
       return signalPassFailure();
     }
     if (!svg.empty() && failed(writePicture(step.getGraph(), plan, *options)))
