@@ -76,12 +76,38 @@ struct CoopAnnotateCostsPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (!isTrainingStep(func))
         continue;
+      // Where every op's cost came from, added to what an earlier run
+      // recorded (a run with a profile, then coop-compile's own).
+      auto recorded = func->getAttrOfType<DictionaryAttr>(CoopDialect::kCostsAttrName);
+      auto countOf = [&](StringRef source) -> int64_t {
+        IntegerAttr count = recorded ? recorded.getAs<IntegerAttr>(source) : nullptr;
+        return count ? count.getInt() : 0;
+      };
+      int64_t fromProfile = 0, fromRoofline = 0, given = 0;
       func.walk([&](ComputeOp op) {
-        if (op.getCostUsAttr())
+        if (op.getCostUsAttr()) {
+          ++given;
           return;
-        double us = model->estimate(callOf(op)).microseconds;
-        op.setCostUsAttr(builder.getF64FloatAttr(us));
+        }
+        cost::Cost estimate = model->estimate(callOf(op));
+        ++(estimate.fromProfile ? fromProfile : fromRoofline);
+        op.setCostUsAttr(builder.getF64FloatAttr(estimate.microseconds));
       });
+      if (recorded && fromProfile + fromRoofline == 0)
+        continue; // an earlier run costed every op
+      SmallVector<NamedAttribute> fields = {
+          builder.getNamedAttr("profile", builder.getI64IntegerAttr(
+                                              countOf("profile") + fromProfile)),
+          builder.getNamedAttr("roofline", builder.getI64IntegerAttr(
+                                               countOf("roofline") + fromRoofline)),
+          // Ops an earlier run costed are not given in the input.
+          builder.getNamedAttr(
+              "given", builder.getI64IntegerAttr(
+                           recorded ? countOf("given") : given)),
+          builder.getNamedAttr("device", builder.getStringAttr(device))};
+      if (!profile.empty())
+        fields.push_back(builder.getNamedAttr("profile_table", builder.getStringAttr(profile)));
+      func->setAttr(CoopDialect::kCostsAttrName, builder.getDictionaryAttr(fields));
     }
   }
 

@@ -17,8 +17,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -221,6 +223,51 @@ LogicalResult ScheduleBuilder::build() {
   return success();
 }
 
+/// The report's line on where the step's costs came from (coop.costs,
+/// recorded by coop-annotate-costs, else costs given in the input), and a
+/// warning when some ops have none: the planner takes them as free to
+/// recompute.
+std::string describeCosts(func::FuncOp func) {
+  int64_t computeOps = 0, costed = 0;
+  func.walk([&](ComputeOp op) {
+    ++computeOps;
+    costed += op.getCostUsAttr() != nullptr;
+  });
+  SmallVector<std::string> sources;
+  int64_t recordedOps = 0;
+  if (auto recorded = func->getAttrOfType<DictionaryAttr>(CoopDialect::kCostsAttrName)) {
+    auto count = [&](StringRef source) {
+      IntegerAttr attr = recorded.getAs<IntegerAttr>(source);
+      int64_t n = attr ? attr.getInt() : 0;
+      recordedOps += n;
+      return n;
+    };
+    StringAttr device = recorded.getAs<StringAttr>("device");
+    StringAttr table = recorded.getAs<StringAttr>("profile_table");
+    if (int64_t n = count("profile"))
+      sources.push_back(llvm::formatv("profile table '{0}' for {1} ops",
+                                      table ? table.getValue() : "", n).str());
+    if (int64_t n = count("roofline"))
+      sources.push_back(llvm::formatv("roofline ({0}) for {1} ops",
+                                      device ? device.getValue() : "", n).str());
+    if (int64_t n = count("given"))
+      sources.push_back(llvm::formatv("given in the input for {0} ops", n).str());
+  }
+  // Costs with no record: in the input (or added since).
+  if (int64_t unrecorded = costed - recordedOps; unrecorded > 0)
+    sources.push_back(llvm::formatv("given in the input for {0} ops", unrecorded).str());
+  if (costed < computeOps)
+    sources.push_back(llvm::formatv("none for {0} ops", computeOps - costed).str());
+  std::string line = "\n  costs:              " + llvm::join(sources, ", ");
+  if (costed < computeOps)
+    line += llvm::formatv("\n  warning: {0} of {1} compute ops have no cost (cost_us): the "
+                          "planner counts their recomputation as free; cost them with "
+                          "--coop-annotate-costs (--coop-compile does)",
+                          computeOps - costed, computeOps)
+                .str();
+  return line;
+}
+
 struct CoopPlanMemoryPass
     : public mlir::coop::impl::CoopPlanMemoryBase<CoopPlanMemoryPass> {
   using Base::Base;
@@ -280,16 +327,26 @@ LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   if (!status) {
-    // At the function's location only: printing the whole step along
-    // with the error helps nobody.
-    InFlightDiagnostic diag = emitError(func.getLoc())
-                              << "cannot plan @" << func.getSymName()
-                              << " with policy '" << policy
-                              << "': " << status.message();
-    if (plan.stats.memoryFloorOp != kNone)
-      diag.attachNote(step.getOperation(plan.stats.memoryFloorOp)->getLoc())
+    // At the op the failure is about, never at the function: a
+    // diagnostic shows its location's source line, and a step's
+    // signature is one line as long as its argument list (45 KB for a
+    // zoo model). The op that found no room, else the one whose working
+    // set sets the floor, else the one where the live bytes peak.
+    const planner::PlanStats &stats = plan.stats;
+    OpId at = stats.failedOp != kNone         ? stats.failedOp
+              : stats.memoryFloorOp != kNone ? stats.memoryFloorOp
+                                             : planner::computeMemoryStats(
+                                                   step.getGraph())
+                                                   .peakOp;
+    InFlightDiagnostic diag =
+        emitError(at != kNone ? step.getOperation(at)->getLoc()
+                              : func.getLoc())
+        << "cannot plan @" << func.getSymName() << " with policy '" << policy
+        << "': " << status.message();
+    if (stats.memoryFloorOp != kNone && stats.memoryFloorOp != at)
+      diag.attachNote(step.getOperation(stats.memoryFloorOp)->getLoc())
           << "the op with the largest working set, which sets the floor of "
-          << plan.stats.memoryFloorBytes << " bytes";
+          << stats.memoryFloorBytes << " bytes";
     return failure();
   }
   if (!svg.empty() &&
@@ -454,6 +511,7 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
       os << llvm::format(" (%.0f ms)", candidate.seconds * 1e3);
     }
   }
+  os << describeCosts(func);
   os << "\n  memory floor:       "
      << planner::formatByteSize(stats.memoryFloorBytes);
   os << "\n  persistent:         "

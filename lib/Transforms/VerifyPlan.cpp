@@ -32,11 +32,21 @@ struct CoopVerifyPlanPass
         planned.getStep().getGraph(), plan, plan.budgetBytes, &position);
     if (status)
       return;
-    Location loc = func.getLoc();
-    if (!position.inArguments && position.index < plan.instructions.size())
+    // At an op, never at the function: a diagnostic shows its location's
+    // source line, and a step's signature is one line as long as its
+    // argument list. A misplaced argument is reported at its first reader.
+    Location loc = func.front().getTerminator()->getLoc();
+    if (!position.inArguments && position.index < plan.instructions.size()) {
       loc = planned.getInstructionOp(position.index)->getLoc();
-    else if (!position.inArguments)
-      loc = func.front().getTerminator()->getLoc();
+    } else if (position.inArguments && position.index < plan.arguments.size()) {
+      // The planner numbers the arguments first: the tensor is the index.
+      Value argument = func.getArgument(plan.arguments[position.index].tensor);
+      for (Operation &op : func.front())
+        if (llvm::is_contained(op.getOperands(), argument)) {
+          loc = op.getLoc();
+          break;
+        }
+    }
     emitError(loc) << "invalid plan: " << status.message();
     signalPassFailure();
   }

@@ -13,6 +13,7 @@ from torch._subclasses import FakeTensor, FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import meta_kernels  # noqa: F401  (registers missing Meta kernels)
+from . import kernel_coverage
 from . import training_graph_pb2 as pb
 from .graph_builder import ExportError, GraphBuilder
 
@@ -256,7 +257,8 @@ def _layouts_before_in_place_views(graph_module, traced_inputs):
 
 def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
            name="train_step", seed=0, accumulate_grads=False,
-           initial_values=False, metadata=None):
+           initial_values=False, metadata=None, kernels=None,
+           check_kernels=True):
     """Exports one training step of `model` as a TrainingGraph message.
 
     `model(*example_inputs)` is the forward pass and
@@ -268,7 +270,16 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
     `initial_values`, the real contents of parameters, buffers, optimizer
     state (zeros) and inputs are stored, for numeric checks of small models;
     this needs real (not fake) tensors.
+
+    Composite kernels the runtime lacks are traced as the primitives it
+    has (kernel_coverage.py), and a step with a kernel it still lacks is an
+    ExportError naming them. `kernels` is the runtime's kernel registry
+    (default: the copy shipped with the exporter, `coop-run --list-kernels`
+    of this source tree); `check_kernels=False` skips the check and writes a
+    step for planning only.
     """
+    kernels = (kernel_coverage.runtime_kernels() if kernels is None
+               else frozenset(kernels))
     rule = make_optimizer(optimizer)
     model.train()
     example_inputs = tuple(example_inputs)
@@ -350,7 +361,10 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
     mkldnn_enabled = torch._C._get_mkldnn_enabled()
     torch._C._set_mkldnn_enabled(False)
     try:
-        graph_module = make_fx(step, tracing_mode="fake")(traced_inputs)
+        with kernel_coverage.attention_in_math_form(kernels):
+            graph_module = make_fx(
+                step, decomposition_table=kernel_coverage.decomposition_table(kernels),
+                tracing_mode="fake")(traced_inputs)
     finally:
         torch._C._set_mkldnn_enabled(mkldnn_enabled)
     _layouts_before_in_place_views(graph_module, traced_inputs)
@@ -380,6 +394,8 @@ def export(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
                 node.args[0], lambda n: n) if isinstance(node.args[0], list)
                 else [node.args[0]])
     graph = builder.graph
+    if check_kernels:
+        kernel_coverage.check_coverage(graph, kernels)
     graph.metadata["producer"] = "coop_export"
     graph.metadata["torch_version"] = torch.__version__
     graph.metadata["optimizer"] = type(rule).__name__.lower()

@@ -330,15 +330,9 @@ class GraphBuilder:
 
     def _view_source(self, schema, arg_operand, written):
         """The argument a pure view aliases, or None for a compute op."""
-        if written or not schema.returns:
+        if written:
             return None
-        sources = set()
-        for ret in schema.returns:
-            aliased = [a.name for a in schema.arguments
-                       if _alias_set(a.alias_info) & _return_alias_set(schema, ret)]
-            if not aliased:
-                return None
-            sources.update(aliased)
+        sources = _aliased_arguments(schema)
         if len(sources) != 1 or len(arg_operand) != 1:
             return None
         return sources.pop()
@@ -418,6 +412,25 @@ def _node_value(node):
     args, kwargs = fake
     node.meta["val"] = node.target(*args, **kwargs)
     return node.meta["val"]
+
+
+def _aliased_arguments(schema):
+    """The arguments the returns alias when every return aliases one; an
+    empty set otherwise."""
+    sources = set()
+    for ret in schema.returns:
+        aliased = [a.name for a in schema.arguments
+                   if _alias_set(a.alias_info) & _return_alias_set(schema, ret)]
+        if not aliased:
+            return set()
+        sources.update(aliased)
+    return sources
+
+
+def is_view_op(op):
+    """Whether every result of `op` aliases an argument it does not write
+    (`view`, `expand`, `split`, ...): a view, which needs no kernel."""
+    return not _mutates(op) and bool(_aliased_arguments(op._schema))
 
 
 def _mutates(op):

@@ -469,6 +469,18 @@ extern "C" coop_status_t coop_plan_load_file(const char *path, coop_plan_t **out
   });
 }
 
+namespace {
+const std::vector<std::string> &registeredKernels() {
+  static const std::vector<std::string> names = kernelNames();
+  return names;
+}
+} // namespace
+
+extern "C" size_t coop_kernel_count(void) { return registeredKernels().size(); }
+extern "C" const char *coop_kernel_name(size_t index) {
+  return index < registeredKernels().size() ? registeredKernels()[index].c_str() : nullptr;
+}
+
 extern "C" void coop_plan_release(coop_plan_t *plan) { delete plan; }
 extern "C" const char *coop_plan_name(const coop_plan_t *plan) {
   return plan->proto.name().c_str();

@@ -237,7 +237,7 @@ def setUpModule():
 
 # ZooKernels' fixtures and check, without its tests (test_zoo_kernels runs
 # those).
-_ZooFixtures = type("_ZooFixtures", (unittest.TestCase,), {
+_ZooFixtures = type("_ZooFixtures", (test_zoo_kernels.test_e2e.ModelCase,), {
     name: value for name, value in vars(test_zoo_kernels.ZooKernels).items()
     if not name.startswith(("test_", "__"))})
 

@@ -42,12 +42,12 @@ class ZooCheck(unittest.TestCase):
                 with self.subTest(model=name):
                     self.check(name, path, os.path.join(tmp, name + ".plan"))
 
-    def check(self, name, path, plan):
+    def check(self, name, path, plan, ratios=RATIOS):
         with gzip.open(path, "rb") as f:
             graph = f.read()
         mlir = subprocess.run([tool("COOP_TRANSLATE"), "--import-training-graph"],
                               input=graph, capture_output=True, check=True).stdout
-        for ratio in RATIOS:
+        for ratio in ratios:
             compiled = subprocess.run(
                 # One policy, not the default search: which plan it is does
                 # not matter for kernel coverage, and a budget the search

@@ -407,29 +407,14 @@ if torch is not None:
         "convnext": {"aten._reshape_alias", "aten.native_layer_norm"},
     }
 
-    _small_build = small_models.build
-
-    def _build(name):
-        """The cases here, seeded like small_models' models, else those."""
-        if name not in CASES:
-            return _small_build(name)
-        torch.manual_seed(0)
-        return CASES[name]()
-
-    small_models.build = _build
+    test_e2e.add_models(CASES)
 
 
 def setUpModule():
     test_e2e.setUpModule()
 
 
-class ZooKernels(unittest.TestCase):
-    setUpClass = classmethod(test_e2e.EndToEnd.setUpClass.__func__)
-    tearDownClass = classmethod(test_e2e.EndToEnd.tearDownClass.__func__)
-    model = test_e2e.EndToEnd.model
-    baseline = test_e2e.EndToEnd.baseline
-    check_against_torch = test_e2e.EndToEnd.check_against_torch
-
+class ZooKernels(test_e2e.ModelCase):
     def check(self, name):
         kernels = {op.kernel for op in self.model(name).graph.ops}
         self.assertLessEqual(KERNELS[name], kernels,

@@ -5,6 +5,9 @@
 // RUN: not coop-opt %t/step.mlir "--coop-annotate-costs=profile=%t/bad.txt" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not coop-opt %t/step.mlir "--coop-annotate-costs=profile=%t/missing.txt" 2>&1 | FileCheck %s --check-prefix=MISSING
 
+// Where the costs came from, for the report of coop-plan-memory.
+// CHECK: attributes {coop.costs = {device = "a100", given = 1 : i64, profile = 0 : i64, roofline = 3 : i64}, coop.step}
+// PROFILE: attributes {coop.costs = {device = "a100", given = 1 : i64, profile = 2 : i64, profile_table = "{{.*}}profile.txt", roofline = 1 : i64}, coop.step}
 // Views get no cost.
 // CHECK: coop.view "aten.t"(%{{.*}}) : (tensor<128x256xf32>) -> tensor<256x128xf32>
 // A matmul is compute bound: 2 * 512 * 256 * 128 FLOP at 19.5 TFLOP/s.

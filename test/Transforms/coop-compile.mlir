@@ -3,12 +3,14 @@
 // RUN: not coop-opt %s --split-input-file --coop-compile="budget=4096 bogus=1" 2>&1 | FileCheck %s --check-prefix=BOGUS
 // BOGUS: no such option bogus
 
+// The pipeline costs every op (cost_us on the launches; where from:
+// coop-compile-costs.mlir).
 // The old w is read after its in-place update, so the planner writes the
 // update elsewhere (copy on write); the final version goes home at the end,
 // where the next step expects the parameter.
 // CHECK-LABEL: coop_rt.program @update_then_read_old arena(4096)
 // CHECK: coop_rt.argument 0 "arg0" <parameter> <offset = 0,
-// CHECK: coop_rt.launch "aten.sub_.Tensor"([#coop_rt.buf<offset = 0, {{.*}}>, {{.*}}]) -> ([#coop_rt.buf<offset = [[NEW:[0-9]+]], {{.*}}>]) {inplace = array<i64: 0>}
+// CHECK: coop_rt.launch "aten.sub_.Tensor"([#coop_rt.buf<offset = 0, {{.*}}>, {{.*}}]) -> ([#coop_rt.buf<offset = [[NEW:[0-9]+]], {{.*}}>]) {cost_us = {{.*}} : f64, inplace = array<i64: 0>}
 // CHECK-NEXT: coop_rt.launch "aten.mul"([#coop_rt.buf<offset = 0,
 // CHECK-NEXT: coop_rt.launch "coop.copy"([#coop_rt.buf<offset = [[NEW]], {{.*}}>]) -> ([#coop_rt.buf<offset = 0, {{.*}}>])
 // CHECK-NEXT: coop_rt.output
@@ -26,7 +28,7 @@ func.func @update_then_read_old(%w: tensor<128xf32> {coop.role = #coop.role<para
 // An in-place write through a view keeps the view's strides and element
 // offset; updated in place, the parameter needs no copy home.
 // CHECK-LABEL: coop_rt.program @inplace_through_a_slice
-// CHECK: coop_rt.launch "aten.mul_.Scalar"([#coop_rt.buf<offset = 0, size = 512, element_type = f32, shape = [2, 16], strides = [16, 1], element_offset = 32>]) -> ([#coop_rt.buf<offset = 0, size = 512, element_type = f32, shape = [2, 16], strides = [16, 1], element_offset = 32>]) {args = {other = 2.000000e+00 : f64}, inplace = array<i64: 0>}
+// CHECK: coop_rt.launch "aten.mul_.Scalar"([#coop_rt.buf<offset = 0, size = 512, element_type = f32, shape = [2, 16], strides = [16, 1], element_offset = 32>]) -> ([#coop_rt.buf<offset = 0, size = 512, element_type = f32, shape = [2, 16], strides = [16, 1], element_offset = 32>]) {args = {other = 2.000000e+00 : f64}, cost_us = {{.*}} : f64, inplace = array<i64: 0>}
 // CHECK-NOT: coop.copy
 // CHECK: coop_rt.output
 func.func @inplace_through_a_slice(%w: tensor<8x16xf32> {coop.role = #coop.role<parameter>}) attributes {coop.step} {

@@ -19,6 +19,7 @@
 // PACKED: recompute_of = 2 : i64
 
 // REPORT: coop-plan-memory @evict_and_recompute: policy coop, budget 2048 (2.00 KiB)
+// REPORT-NEXT: costs: given in the input for 5 ops
 // REPORT-NEXT: memory floor: 2048 (2.00 KiB)
 // REPORT-NEXT: persistent: 512 (512 B)
 // REPORT-NEXT: peak allocated: 2048 (2.00 KiB)

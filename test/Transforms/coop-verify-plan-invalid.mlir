@@ -36,6 +36,19 @@ func.func @outside_arena(%x: tensor<128xf32> {coop.offset = 0 : i64, coop.role =
 
 // -----
 
+// A misplaced argument is reported at its first reader, not at the
+// function (whose signature line would be echoed).
+func.func @argument_outside_arena(%x: tensor<128xf32> {coop.offset = 0 : i64, coop.role = #coop.role<input>},
+                                  %w: tensor<128xf32> {coop.offset = 2048 : i64, coop.role = #coop.role<parameter>}) -> tensor<128xf32>
+    attributes {coop.plan = {alignment = 512 : i64, budget = 2048 : i64, policy = "coop"}, coop.step} {
+  %a = coop.compute "aten.exp"(%x) {offsets = array<i64: 512>} : (tensor<128xf32>) -> tensor<128xf32>
+  // expected-error@+1 {{invalid plan: argument placement #1}}
+  %b = coop.compute "aten.mul"(%a, %w) {offsets = array<i64: 1024>} : (tensor<128xf32>, tensor<128xf32>) -> tensor<128xf32>
+  return %b : tensor<128xf32>
+}
+
+// -----
+
 // %e reads the evicted %c instead of its recomputation %c2.
 func.func @use_after_evict(%x: tensor<128xf32> {coop.offset = 0 : i64, coop.role = #coop.role<input>}) -> tensor<128xf32>
     attributes {coop.plan = {alignment = 512 : i64, budget = 2048 : i64, policy = "coop"}, coop.step} {

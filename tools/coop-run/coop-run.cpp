@@ -4,6 +4,7 @@
 //                  [--dump-arguments out.bin] [--quiet]
 //                  [--profile table.txt [--repeat N]]
 // coop-run plan.pb --check [--backend cpu|cuda]
+// coop-run --list-kernels
 //
 // Prints one line per step (step, loss, wall time, arena high-water mark)
 // and a summary. The loss is also printed as a hexadecimal float, exact to
@@ -16,6 +17,8 @@
 // the first violation is printed) and the backend has every kernel; no
 // session is created and no arena allocated. --steps takes 0 to 1000000,
 // --seed 0 to 2^63-1, --repeat 1 to 1000000.
+// --list-kernels prints the runtime's kernel registry, one name a line
+// (what the exporter checks a step against).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,7 +44,8 @@ int usage(const char *message) {
                "usage: coop-run PLAN [--backend cpu|cuda] [--steps N] "
                "[--init GRAPH.pb | --seed S] [--dump-arguments OUT.bin] [--quiet]\n"
                "                [--profile TABLE.txt [--repeat N]]\n"
-               "       coop-run PLAN --check [--backend cpu|cuda]\n",
+               "       coop-run PLAN --check [--backend cpu|cuda]\n"
+               "       coop-run --list-kernels\n",
                message);
   return 2;
 }
@@ -105,6 +109,11 @@ int main(int argc, char **argv) {
   std::string backend = "cpu";
   long long steps = 1, seed = 0;
   bool seeded = false, quiet = false, check = false, sessionOption = false;
+  if (argc == 2 && std::string(argv[1]) == "--list-kernels") {
+    for (size_t k = 0; k < coop_kernel_count(); ++k)
+      std::printf("%s\n", coop_kernel_name(k));
+    return 0;
+  }
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };

@@ -306,8 +306,11 @@ def CoopAnnotateCosts : Pass<"coop-annotate-costs", "::mlir::ModuleOp"> {
     device, max(FLOPs / peak FLOP/s, bytes moved / bandwidth), per aten op
     family (matmuls and convolutions by their FLOPs, everything else by the
     bytes it touches). Views cost nothing and are left alone; existing
-    costs are kept. See docs/cost-model.md for the families and the
-    profile format.
+    costs are kept. The function gets `coop.costs`, where the costs came
+    from (op counts `profile`, `roofline` and `given` in the input, the
+    `device`, the `profile_table`), which coop-plan-memory's report prints.
+    `--coop-compile` runs this pass first. See docs/cost-model.md for the
+    families and the profile format.
 
     Input:
 

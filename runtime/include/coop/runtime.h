@@ -68,6 +68,13 @@ typedef struct coop_tensor_info_s {
   size_t byte_size;
 } coop_tensor_info_t;
 
+/* The CPU reference backend's kernels, the runtime's kernel registry:
+ * `index` from 0 to coop_kernel_count() - 1 gives a name ("aten.addmm",
+ * "aten.add_.Tensor"; a name without overload covers every overload),
+ * NULL past the end. Static strings. */
+size_t coop_kernel_count(void);
+const char *coop_kernel_name(size_t index);
+
 typedef struct coop_plan_s coop_plan_t;
 typedef struct coop_session_s coop_session_t;
 

@@ -48,6 +48,13 @@ func.func @step_attr_not_unit() attributes {coop.step = 1 : i32} {
 
 // -----
 
+// expected-error@+1 {{'coop.costs' must be a dictionary on a coop.step function}}
+func.func @costs_not_on_a_step() attributes {coop.costs = {roofline = 1 : i64}} {
+  return
+}
+
+// -----
+
 // expected-error@+1 {{unknown coop attribute 'coop.budget'}}
 func.func @unknown_func_attr() attributes {coop.budget = 5 : i64} {
   return

@@ -140,6 +140,12 @@ LogicalResult CoopDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   if (attr.getName() == kPlanAttrName)
     return verifyPlanAttr(op, attr.getValue());
+  if (attr.getName() == kCostsAttrName) {
+    if (!isa<DictionaryAttr>(attr.getValue()) || !op->hasAttr(kStepAttrName))
+      return op->emitError() << "'" << kCostsAttrName
+                             << "' must be a dictionary on a coop.step function";
+    return success();
+  }
   if (attr.getName() != kStepAttrName)
     return op->emitError() << "unknown coop attribute '"
                            << attr.getName().getValue() << "'";

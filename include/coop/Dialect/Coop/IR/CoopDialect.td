@@ -41,6 +41,10 @@ def Coop_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOffsetAttrName = "coop.offset";
     /// Dictionary with a planned step's budget, policy, options and stats.
     static constexpr ::llvm::StringLiteral kPlanAttrName = "coop.plan";
+    /// Dictionary on a step saying where coop-annotate-costs took its ops'
+    /// costs from: op counts `profile`, `roofline` and `given` (kept from
+    /// the input), the `device` and the `profile_table` file.
+    static constexpr ::llvm::StringLiteral kCostsAttrName = "coop.costs";
   }];
 }
 

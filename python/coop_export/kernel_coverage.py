@@ -1,0 +1,122 @@
+"""What the runtime can run, and composite kernels traced as what it runs.
+
+The runtime's kernel registry is copied in `runtime_kernels.txt` (the
+output of `coop-run --list-kernels`, so the exporter works from a source
+checkout without a build; `python/tests/test_kernel_list.py` fails when
+the copy and the registry differ). A kernel is covered as the runtime looks
+it up: by its exact name, or by its name without the overload.
+
+Composite kernels the runtime lacks are traced as the primitives it has:
+
+- torch's own decompositions (`torch._decomp.decomposition_table`) of every
+  compute kernel the runtime lacks, applied as make_fx traces (`_safe_softmax`
+  into `softmax` and a mask, ...), and, for the few primitives those reach
+  that the runtime lacks too (`all`, `any`), decompositions written here
+  into kernels it has;
+- scaled dot-product attention in its math form (torch's
+  `_scaled_dot_product_attention_math`: matmuls, softmax, dropout) unless
+  the runtime has the fused CPU kernel and its backward. The math form is
+  chosen before autograd records the op, so the backward is the math
+  form's too; a decomposition at trace time would leave the fused backward.
+
+A kernel the runtime has is never decomposed.
+"""
+import contextlib
+import functools
+import os
+
+import torch
+
+from .graph_builder import ExportError, kernel_name, is_view_op
+
+REGISTRY_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             "runtime_kernels.txt")
+
+# The fused attention kernel of torch's CPU backend and its backward.
+FUSED_CPU_ATTENTION = ("aten._scaled_dot_product_flash_attention_for_cpu",
+                       "aten._scaled_dot_product_flash_attention_for_cpu_backward")
+
+
+@functools.lru_cache(maxsize=None)
+def runtime_kernels():
+    """The runtime's kernel names, from runtime_kernels.txt."""
+    with open(REGISTRY_FILE) as f:
+        return frozenset(line.strip() for line in f if line.strip())
+
+
+def has_kernel(kernel, kernels):
+    """Whether `kernels` covers `kernel` ('aten.add_.Tensor'): by the exact
+    name or the name without its overload, as the runtime's findKernel."""
+    return kernel in kernels or ".".join(kernel.split(".")[:2]) in kernels
+
+
+def check_coverage(graph, kernels):
+    """Raises ExportError naming every compute kernel of `graph` that
+    `kernels` lacks, with its op count."""
+    missing = {}
+    for op in graph.ops:
+        if op.kind == op.COMPUTE and not has_kernel(op.kernel, kernels):
+            missing[op.kernel] = missing.get(op.kernel, 0) + 1
+    if missing:
+        listed = ", ".join(f"'{kernel}' ({count} op{'s' * (count > 1)})"
+                           for kernel, count in sorted(missing.items()))
+        raise ExportError(
+            f"the runtime has no kernel for {listed}, and torch has no "
+            "decomposition of them into kernels it has; coop-run would reject "
+            "the step (export(..., check_kernels=False) writes it anyway, "
+            "for planning only)")
+
+
+def _all(self, dim=None, keepdim=False):
+    """all(): no element is zero (False), as a count of the zeros."""
+    zeros = torch.bitwise_not(self) if self.dtype == torch.bool else self.eq(0)
+    return (zeros.sum() if dim is None else zeros.sum(dim, keepdim)).eq(0)
+
+
+def _any(self, dim=None, keepdim=False):
+    """any(): some element is non-zero (True), as a count of them."""
+    nonzero = self if self.dtype == torch.bool else self.ne(0)
+    return (nonzero.sum() if dim is None else nonzero.sum(dim, keepdim)).ne(0)
+
+
+def _own_decompositions():
+    """Primitives torch does not decompose, as kernels the runtime has."""
+    table = {}
+    for packet, rule in ((torch.ops.aten.all, _all), (torch.ops.aten.any, _any)):
+        for overload in ("default", "dim", "dims"):
+            if hasattr(packet, overload):   # `dims` is torch >= 2.2
+                table[getattr(packet, overload)] = rule
+    return table
+
+
+def decomposition_table(kernels):
+    """make_fx's table: a decomposition of every compute kernel that
+    `kernels` lacks (this module's rules before torch's, which may reach
+    kernels the runtime lacks). Views, in-place views and ops
+    without tensor results are left to the graph builder."""
+    from torch._decomp import decomposition_table as torch_table
+    table = {}
+    for op, rule in list(_own_decompositions().items()) + list(torch_table.items()):
+        if not isinstance(op, torch._ops.OpOverload) or has_kernel(kernel_name(op), kernels):
+            continue
+        if (is_view_op(op) or torch.Tag.inplace_view in op.tags
+                or not any("Tensor" in str(r.type) for r in op._schema.returns)):
+            continue
+        table.setdefault(op, rule)
+    return table
+
+
+@contextlib.contextmanager
+def attention_in_math_form(kernels):
+    """Traces scaled dot-product attention in its math form unless the
+    runtime has the fused CPU kernel and its backward."""
+    if all(has_kernel(k, kernels) for k in FUSED_CPU_ATTENTION):
+        yield
+        return
+    try:  # torch >= 2.3
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        choice = sdpa_kernel([SDPBackend.MATH])
+    except ImportError:  # the flag the CPU's choice reads in torch 2.0-2.2
+        choice = torch.backends.cuda.sdp_kernel(enable_flash=False)
+    with choice:
+        yield
