@@ -9,7 +9,7 @@
 // every section goes to the bottom (stacking those loses nothing: any
 // packing can be rearranged so), and the rest is packed by the best of
 // several greedy orders, then by an exact search when that is above the
-// lower bound (see `SkylineSearch`).
+// lower bound (see `CanonicalSearch`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 namespace coop::planner {
@@ -30,6 +31,9 @@ namespace {
 /// Beyond this many pairs of buffers that overlap in time (16 bytes each
 /// when listed), a part is packed without listing them.
 constexpr int64_t kMaxListedOverlaps = 20'000'000;
+
+/// Nodes per buffer that each attempt of the exact search may visit.
+constexpr int64_t kNodesPerBuffer = 4;
 
 std::string describeBuffer(const std::vector<PackBuffer> &buffers, size_t i) {
   const PackBuffer &b = buffers[i];
@@ -408,36 +412,50 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
   return best;
 }
 
-/// Exact search for a packing of peak <= capacity, in the style of the
-/// canonical-solution solvers: the state is a skyline (per section, the
-/// height below which nothing unplaced lies). At the lowest section that
-/// still has unplaced buffers, either an unplaced buffer whose sections are
-/// all at that height goes there, or nothing does and the section rises to
-/// the next height a buffer could start at. Every packing is reachable this
-/// way (take any packing with every buffer dropped as low as it goes).
-/// Prunes when a section's height plus its unplaced units exceeds the
-/// capacity, and remembers the states that failed.
-class SkylineSearch {
+/// Exact search for a packing of peak <= capacity over canonical solutions,
+/// after MiniMalloc (Moffitt, ASPLOS 2023). Buffers are placed in order of
+/// offset, then of first section, each at its floor: the lowest offset that
+/// clears every placed buffer alive with it. Every packing with each buffer
+/// dropped as low as it goes is reached this way, so the search is
+/// complete. A node places one buffer; it prunes
+/// - by section inference: in a section, the unplaced buffers lie at or
+///   above the least of their floors, and above the last placement if
+///   that is higher (or as high and beginning later: the order has passed
+///   them), so that plus their total size must fit the capacity;
+/// - by dominance: a buffer whose floor is at or above the top another
+///   unplaced buffer would have at its own floor is not placed next (that
+///   one fits entirely below it, and would be placed first);
+/// - by remembering the states (placed set and floors) that failed;
+/// and splits the search where no unplaced buffer crosses a section
+/// boundary any more: the two sides are then independent.
+class CanonicalSearch {
 public:
-  SkylineSearch(const Part &p, int64_t nodeLimit,
-                std::chrono::steady_clock::time_point deadline,
-                bool hasDeadline)
-      : p_(p), nodeLimit_(nodeLimit), deadline_(deadline),
-        hasDeadline_(hasDeadline), bySection_(p.sections),
-        byBegin_(p.sections), startsInRun_(p.sections + 1, 0),
-        minSize_(*std::min_element(p.size.begin(), p.size.end())) {
-    for (size_t i = 0; i < p.size.size(); ++i) {
-      byBegin_[p.begin[i]].push_back(int32_t(i));
-      for (int32_t s = p.begin[i]; s <= p.end[i]; ++s)
-        bySection_[s].push_back(int32_t(i));
-    }
-    // Larger buffers first: they are the hardest to fit later.
-    for (std::vector<int32_t> &list : bySection_)
-      std::stable_sort(list.begin(), list.end(), [&](int32_t a, int32_t b) {
-        return p.size[a] > p.size[b];
-      });
+  CanonicalSearch(const Part &p, const Contention &contention,
+                  int64_t nodeLimit,
+                  std::chrono::steady_clock::time_point deadline,
+                  bool hasDeadline)
+      : p_(p), overlaps_(p), nodeLimit_(nodeLimit), deadline_(deadline),
+        hasDeadline_(hasDeadline) {
+    const size_t n = p.size.size();
+    firstSlot_.resize(n + 1, 0);
+    for (size_t i = 0; i < n; ++i)
+      firstSlot_[i + 1] = firstSlot_[i] + (p.end[i] - p.begin[i] + 1);
+    // The first attempt breaks ties by contention, as TelaMalloc orders
+    // its placements: the most contended first, then the longest, then
+    // the largest.
+    std::vector<int32_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    auto key = [&](int32_t b) {
+      return std::make_tuple(contention.maxLive[b], p.end[b] - p.begin[b],
+                             p.size[b]);
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return key(a) > key(b); });
+    contentionRank_.resize(n);
+    for (size_t r = 0; r < n; ++r)
+      contentionRank_[order[r]] = int32_t(r);
     uint64_t state = 0x9E3779B97F4A7C15ull;
-    zobrist_.resize(p.size.size());
+    zobrist_.resize(n);
     for (uint64_t &z : zobrist_)
       z = state = mix(state + 0x9E3779B97F4A7C15ull);
   }
@@ -445,57 +463,86 @@ public:
   enum class Outcome { Found, Infeasible, OutOfNodes };
 
   /// Looks for a packing with peak <= capacity, visiting at most `nodes`.
+  /// Restarts, each with a few nodes per buffer and ties broken anew,
+  /// undo a bad early choice that one depth-first pass would never
+  /// revisit. What failed does not depend on the order in which it was
+  /// explored, so the failed states are kept across restarts.
   Outcome run(int64_t capacity, int64_t nodes, Packing *found) {
     capacity_ = capacity;
     failed_.clear();
     const int64_t limit = std::min(nodeLimit_, nodes_ + nodes);
-    // Restarts with growing node limits and reshuffled ties undo a bad
-    // early choice that a single depth-first pass would never revisit; the
-    // states proved to fail are kept across restarts.
-    for (restart_ = 0;; ++restart_) {
-      runLimit_ = std::min(limit, nodes_ + (int64_t(256) << std::min(restart_, 40)));
-      if (descendFromScratch())
-        break;
+    const int64_t perAttempt = kNodesPerBuffer * int64_t(p_.size.size());
+    for (uint64_t attempt = 0;; ++attempt) {
+      if (attempt == 0) {
+        rank_ = contentionRank_;
+      } else {
+        for (size_t b = 0; b < rank_.size(); ++b)
+          rank_[b] = int32_t(mix(zobrist_[b] + attempt) >> 33);
+      }
+      runLimit_ = std::min(limit, nodes_ + perAttempt);
+      if (searchFromScratch()) {
+        found->offset = offset_;
+        found->peak = 0;
+        for (size_t i = 0; i < offset_.size(); ++i)
+          found->peak = std::max(found->peak, offset_[i] + p_.size[i]);
+        found->method = "search";
+        return Outcome::Found;
+      }
       if (!outOfNodes_)
         return Outcome::Infeasible;
       if (nodes_ >= limit)
         return Outcome::OutOfNodes;
     }
-    found->offset = offset_;
-    found->peak = 0;
-    for (size_t i = 0; i < offset_.size(); ++i)
-      found->peak = std::max(found->peak, offset_[i] + p_.size[i]);
-    found->method = "search";
-    return Outcome::Found;
   }
 
   int64_t nodes() const { return nodes_; }
   int64_t nodesLeft() const { return std::max<int64_t>(0, nodeLimit_ - nodes_); }
 
 private:
-  bool descendFromScratch() {
-    height_.assign(p_.sections, 0);
-    unplacedUnits_.assign(p_.sections, 0);
-    crossingUnits_.assign(p_.sections, 0);
-    for (size_t i = 0; i < p_.size.size(); ++i)
-      for (int32_t s = p_.begin[i]; s <= p_.end[i]; ++s) {
-        unplacedUnits_[s] += p_.size[i];
-        crossingUnits_[s] += s < p_.end[i] ? p_.size[i] : 0;
-      }
-    offset_.assign(p_.size.size(), -1);
-    savedHeights_.clear();
-    placedHash_ = 0;
-    placedCount_ = 0;
-    outOfNodes_ = false;
-    return descend();
-  }
-
   static uint64_t mix(uint64_t x) {
     x ^= x >> 30;
     x *= 0xBF58476D1CE4E5B9ull;
     x ^= x >> 27;
     x *= 0x94D049BB133111EBull;
     return x ^ (x >> 31);
+  }
+
+  uint64_t floorKey(int32_t b, int64_t floor) const {
+    return mix(zobrist_[b] ^ uint64_t(floor));
+  }
+
+  bool searchFromScratch() {
+    const size_t n = p_.size.size();
+    offset_.assign(n, -1);
+    floor_.assign(n, 0);
+    unplacedUnits_.assign(p_.sections, 0);
+    crossing_.assign(p_.sections, 0);
+    staleAt_.assign(p_.sections, staleStamp_);
+    unplacedIn_.assign(p_.sections, {});
+    slot_.resize(firstSlot_.back());
+    for (size_t i = 0; i < n; ++i)
+      for (int32_t s = p_.begin[i]; s <= p_.end[i]; ++s) {
+        slot_[firstSlot_[i] + s - p_.begin[i]] = int32_t(unplacedIn_[s].size());
+        unplacedIn_[s].push_back(int32_t(i));
+        unplacedUnits_[s] += p_.size[i];
+        crossing_[s] += s < p_.end[i];
+      }
+    sectionFloor_.assign(p_.sections, 0);
+    atFloor_.resize(p_.sections);
+    for (int32_t s = 0; s < p_.sections; ++s)
+      atFloor_[s] = int32_t(unplacedIn_[s].size());
+    placedHash_ = 0;
+    floorHash_ = 0;
+    for (size_t i = 0; i < n; ++i)
+      floorHash_ ^= floorKey(int32_t(i), 0);
+    placements_.clear();
+    floorTrail_.clear();
+    sectionTrail_.clear();
+    outOfNodes_ = false;
+    std::vector<int32_t> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    return descendAfterCuts(0, p_.sections - 1, all, 0, p_.sections - 1, 0,
+                            -1);
   }
 
   bool outOfBudget() {
@@ -507,157 +554,256 @@ private:
     return outOfNodes_;
   }
 
-  /// The skyline of the sections that still matter, with the placed set.
-  uint64_t stateKey() const {
-    uint64_t key = placedHash_;
-    for (int32_t s = 0; s < p_.sections; ++s)
-      if (unplacedUnits_[s] > 0)
-        key = mix(key ^ (uint64_t(height_[s]) * 0x100000001B3ull + uint64_t(s)));
-    return key;
-  }
-
-  bool descend() {
-    if (placedCount_ == p_.size.size())
+  /// Places the unplaced buffers of `buffers`, which lie in sections
+  /// [lo, hi], each after (lastOffset, lastBegin) in placement order.
+  bool descend(int32_t lo, int32_t hi, const std::vector<int32_t> &buffers,
+               int64_t lastOffset, int32_t lastBegin) {
+    struct Candidate {
+      int64_t floor;
+      int32_t rank, buffer;
+    };
+    std::vector<int32_t> unplaced;
+    int64_t lowestTop = std::numeric_limits<int64_t>::max();
+    for (int32_t b : buffers)
+      if (offset_[b] < 0) {
+        unplaced.push_back(b);
+        lowestTop = std::min(lowestTop, floor_[b] + p_.size[b]);
+      }
+    if (unplaced.empty())
       return true;
     if (outOfBudget())
       return false;
-    int64_t level = std::numeric_limits<int64_t>::max();
-    for (int32_t s = 0; s < p_.sections; ++s) {
-      if (unplacedUnits_[s] == 0)
-        continue;
-      if (height_[s] + unplacedUnits_[s] > capacity_)
-        return false;
-      // What crosses into the next section lies above both heights.
-      if (s + 1 < p_.sections &&
-          std::max(height_[s], height_[s + 1]) + crossingUnits_[s] > capacity_)
-        return false;
-      level = std::min(level, height_[s]);
-    }
-    const uint64_t key = stateKey();
+    // A candidate at or above another buffer's top at its floor is
+    // dominated; one before the last placement in order is not next.
+    std::vector<Candidate> candidates;
+    for (int32_t b : unplaced)
+      if (floor_[b] < lowestTop &&
+          (floor_[b] > lastOffset ||
+           (floor_[b] == lastOffset && p_.begin[b] > lastBegin)))
+        candidates.push_back({floor_[b], rank_[b], b});
+    if (candidates.empty())
+      return false;
+    const uint64_t key =
+        mix(placedHash_ ^ floorHash_ ^
+            mix(uint64_t(lastOffset) * 0x100000001B3ull +
+                uint64_t(uint32_t(lastBegin)) * 0x9E3779B1ull +
+                (uint64_t(uint32_t(lo)) << 32) + uint32_t(hi)));
     if (failed_.count(key))
       return false;
-    // Any section at the lowest height will do; take the one with the
-    // fewest buffers that could start there (fail first). Such a buffer
-    // lies inside the run of sections at that height around it.
-    int32_t chosen = -1, runBegin = 0, runEnd = 0;
-    int64_t fewest = std::numeric_limits<int64_t>::max();
-    for (int32_t a = 0; a < p_.sections && fewest > 0;) {
-      if (unplacedUnits_[a] == 0 || height_[a] != level) {
-        ++a;
-        continue;
-      }
-      int32_t z = a;
-      while (z + 1 < p_.sections && unplacedUnits_[z + 1] > 0 &&
-             height_[z + 1] == level)
-        ++z;
-      std::fill(startsInRun_.begin() + a, startsInRun_.begin() + z + 2, 0);
-      for (int32_t s = a; s <= z; ++s)
-        for (int32_t b : byBegin_[s])
-          if (offset_[b] < 0 && p_.end[b] <= z) {
-            ++startsInRun_[s];
-            --startsInRun_[p_.end[b] + 1];
-          }
-      int64_t count = 0;
-      for (int32_t s = a; s <= z; ++s) {
-        count += startsInRun_[s];
-        if (count < fewest) {
-          fewest = count;
-          chosen = s;
-          runBegin = a;
-          runEnd = z;
-        }
-      }
-      a = z + 1;
-    }
-    // The least height above `level` at which another buffer of the chosen
-    // section could start.
-    int64_t nextLevel = std::numeric_limits<int64_t>::max();
-    std::vector<int32_t> candidates;
-    for (int32_t b : bySection_[chosen]) {
-      if (offset_[b] >= 0)
-        continue;
-      if (p_.begin[b] >= runBegin && p_.end[b] <= runEnd) {
-        candidates.push_back(b);
-        continue;
-      }
-      int64_t natural = 0;
-      for (int32_t s = p_.begin[b]; s <= p_.end[b]; ++s)
-        natural = std::max(natural, height_[s]);
-      nextLevel = std::min(nextLevel, natural);
-    }
-    // Buffers that end where the run ends keep the skyline flat; after
-    // the first pass, ties go by a hash that changes with each restart.
-    auto rank = [&](int32_t b) {
-      const uint64_t flat = (p_.begin[b] == runBegin) + (p_.end[b] == runEnd);
-      return restart_ == 0 ? flat << 62
-                           : mix(zobrist_[b] + uint64_t(restart_));
-    };
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [&](int32_t x, int32_t y) { return rank(x) > rank(y); });
-    for (int32_t b : candidates) {
-      place(b, level);
-      if (descend())
+    std::sort(candidates.begin(), candidates.end(),
+              [&](const Candidate &x, const Candidate &y) {
+                if (x.floor != y.floor)
+                  return x.floor < y.floor;
+                if (p_.begin[x.buffer] != p_.begin[y.buffer])
+                  return p_.begin[x.buffer] < p_.begin[y.buffer];
+                return x.rank < y.rank;
+              });
+    for (const Candidate &c : candidates) {
+      const size_t mark = placements_.size();
+      place(c.buffer, c.floor);
+      if (fits(lo, hi, c.floor, p_.begin[c.buffer]) &&
+          descendAfterCuts(lo, hi, unplaced, p_.begin[c.buffer],
+                           p_.end[c.buffer], c.floor, p_.begin[c.buffer]))
         return true;
-      unplace(b);
+      undoTo(mark);
       if (outOfNodes_)
         return false;
     }
-    // Nothing starts at `level` in the chosen section. In a packing dropped
-    // as low as it goes, the next buffer there starts at its natural
-    // height, or, if that is `level`, on top of an unplaced buffer, which
-    // lies at `level` or higher.
-    const int64_t raised =
-        candidates.empty() ? nextLevel : std::min(nextLevel, level + minSize_);
-    height_[chosen] = raised;
-    if (descend())
-      return true;
-    height_[chosen] = level;
-    if (!outOfNodes_)
-      failed_.insert(key);
+    failed_.insert(key);
     return false;
   }
 
+  /// Where no unplaced buffer crosses a boundary between sections `from`
+  /// and `to` (those of the last placement) any more, the sides are
+  /// independent: they are searched one after the other, each afresh.
+  bool descendAfterCuts(int32_t lo, int32_t hi,
+                        const std::vector<int32_t> &buffers, int32_t from,
+                        int32_t to, int64_t offset, int32_t lastBegin) {
+    std::vector<int32_t> cuts;
+    for (int32_t s = std::max(lo, from); s < std::min(hi, to); ++s)
+      if (crossing_[s] == 0)
+        cuts.push_back(s);
+    if (cuts.empty())
+      return descend(lo, hi, buffers, offset, lastBegin);
+    cuts.push_back(hi);
+    const size_t mark = placements_.size();
+    int32_t sideBegin = lo;
+    for (int32_t sideEnd : cuts) {
+      std::vector<int32_t> side;
+      for (int32_t o : buffers)
+        if (offset_[o] < 0 && p_.begin[o] >= sideBegin && p_.end[o] <= sideEnd)
+          side.push_back(o);
+      if (!descend(sideBegin, sideEnd, side, 0, -1)) {
+        undoTo(mark);
+        return false;
+      }
+      sideBegin = sideEnd + 1;
+    }
+    return true;
+  }
+
+  /// Section inference over [lo, hi] after a placement at `offset` that
+  /// begins in section `begin`. A buffer that would come before it in
+  /// placement order (below `offset`, or at it and beginning earlier) can
+  /// no longer go where its floor is: it will rest on a later placement.
+  bool fits(int32_t lo, int32_t hi, int64_t offset, int32_t begin) const {
+    for (int32_t s = lo; s <= hi; ++s) {
+      if (unplacedUnits_[s] == 0)
+        continue;
+      const bool passed = sectionFloor_[s] < offset ||
+                          (sectionFloor_[s] == offset && s < begin);
+      const int64_t lowest = passed ? offset + 1 : sectionFloor_[s];
+      if (lowest + unplacedUnits_[s] > capacity_)
+        return false;
+    }
+    return true;
+  }
+
   void place(int32_t b, int64_t at) {
+    placements_.push_back({b, floorTrail_.size(), sectionTrail_.size()});
     offset_[b] = at;
     placedHash_ ^= zobrist_[b];
-    ++placedCount_;
+    floorHash_ ^= floorKey(b, floor_[b]);
+    // A section's floor, the least floor of its unplaced buffers, changes
+    // only where no buffer is left at it once b and the buffers b raises
+    // have gone.
+    stale_.clear();
+    ++staleStamp_;
+    auto lowered = [&](int32_t o, int64_t floor) {
+      for (int32_t s = p_.begin[o]; s <= p_.end[o]; ++s) {
+        if (sectionFloor_[s] != floor)
+          continue;
+        if (staleAt_[s] != staleStamp_) {
+          staleAt_[s] = staleStamp_;
+          sectionTrail_.push_back({s, sectionFloor_[s], atFloor_[s]});
+        }
+        if (--atFloor_[s] == 0)
+          stale_.push_back(s);
+      }
+    };
+    lowered(b, floor_[b]);
     for (int32_t s = p_.begin[b]; s <= p_.end[b]; ++s) {
-      savedHeights_.push_back(height_[s]);
-      height_[s] = at + p_.size[b];
       unplacedUnits_[s] -= p_.size[b];
-      crossingUnits_[s] -= s < p_.end[b] ? p_.size[b] : 0;
+      crossing_[s] -= s < p_.end[b];
+      // Out of the section's list: the last one takes its slot.
+      std::vector<int32_t> &list = unplacedIn_[s];
+      const int32_t slot = slotOf(b, s), last = list.back();
+      list[slot] = last;
+      slot_[firstSlot_[last] + s - p_.begin[last]] = slot;
+      list.pop_back();
+    }
+    const int64_t top = at + p_.size[b];
+    for (int64_t k = overlaps_.start[b]; k < overlaps_.start[b + 1]; ++k) {
+      const int32_t o = overlaps_.other[k];
+      if (offset_[o] >= 0 || floor_[o] >= top)
+        continue;
+      lowered(o, floor_[o]);
+      floorTrail_.push_back({o, floor_[o]});
+      floorHash_ ^= floorKey(o, floor_[o]) ^ floorKey(o, top);
+      floor_[o] = top;
+    }
+    for (int32_t s : stale_)
+      findFloor(s);
+  }
+
+  /// The least floor of the unplaced buffers in section s, and how many
+  /// are at it.
+  void findFloor(int32_t s) {
+    int64_t lowest = std::numeric_limits<int64_t>::max();
+    int32_t count = 0;
+    for (int32_t o : unplacedIn_[s]) {
+      if (floor_[o] < lowest) {
+        lowest = floor_[o];
+        count = 0;
+      }
+      count += floor_[o] == lowest;
+    }
+    sectionFloor_[s] = lowest;
+    atFloor_[s] = count;
+  }
+
+  int32_t slotOf(int32_t b, int32_t s) const {
+    return slot_[firstSlot_[b] + s - p_.begin[b]];
+  }
+
+  void undoTo(size_t mark) {
+    while (placements_.size() > mark) {
+      const Placement last = placements_.back();
+      placements_.pop_back();
+      const int32_t b = last.buffer;
+      for (size_t k = sectionTrail_.size(); k-- > last.sectionMark;) {
+        const SectionFloor &old = sectionTrail_[k];
+        sectionFloor_[old.section] = old.floor;
+        atFloor_[old.section] = old.count;
+      }
+      sectionTrail_.resize(last.sectionMark);
+      for (size_t k = floorTrail_.size(); k-- > last.floorMark;) {
+        const auto [o, floor] = floorTrail_[k];
+        floorHash_ ^= floorKey(o, floor_[o]) ^ floorKey(o, floor);
+        floor_[o] = floor;
+      }
+      floorTrail_.resize(last.floorMark);
+      for (int32_t s = p_.end[b]; s >= p_.begin[b]; --s) {
+        unplacedUnits_[s] += p_.size[b];
+        crossing_[s] += s < p_.end[b];
+        // Back into its slot, and the one that took it to the end.
+        std::vector<int32_t> &list = unplacedIn_[s];
+        const int32_t slot = slotOf(b, s);
+        if (slot == int32_t(list.size())) {
+          list.push_back(b);
+          continue;
+        }
+        const int32_t moved = list[slot];
+        slot_[firstSlot_[moved] + s - p_.begin[moved]] = int32_t(list.size());
+        list.push_back(moved);
+        list[slot] = b;
+      }
+      floorHash_ ^= floorKey(b, floor_[b]);
+      placedHash_ ^= zobrist_[b];
+      offset_[b] = -1;
     }
   }
 
-  void unplace(int32_t b) {
-    for (int32_t s = p_.end[b]; s >= p_.begin[b]; --s) {
-      height_[s] = savedHeights_.back();
-      savedHeights_.pop_back();
-      unplacedUnits_[s] += p_.size[b];
-      crossingUnits_[s] += s < p_.end[b] ? p_.size[b] : 0;
-    }
-    offset_[b] = -1;
-    placedHash_ ^= zobrist_[b];
-    --placedCount_;
-  }
+  struct Placement {
+    int32_t buffer;
+    size_t floorMark, sectionMark;
+  };
 
   const Part &p_;
+  const Overlaps overlaps_;
   const int64_t nodeLimit_;
   const std::chrono::steady_clock::time_point deadline_;
   const bool hasDeadline_;
-  std::vector<std::vector<int32_t>> bySection_, byBegin_;
-  std::vector<int64_t> startsInRun_; // scratch: difference array
-  const int64_t minSize_;
+  /// Per section, the unplaced buffers alive in it, in any order; each
+  /// buffer's slot in the list of each of its sections.
+  std::vector<std::vector<int32_t>> unplacedIn_;
+  std::vector<int32_t> slot_;
+  std::vector<int64_t> firstSlot_; // per buffer, into slot_
+  /// Each buffer's place in the order that breaks ties, first by
+  /// contention.
+  std::vector<int32_t> contentionRank_, rank_;
   std::vector<uint64_t> zobrist_;
   int64_t capacity_ = 0;
   int64_t runLimit_ = 0;
-  int restart_ = 0;
-  std::vector<int64_t> height_, unplacedUnits_, offset_;
-  /// Per section: unplaced units alive in it and in the next one.
-  std::vector<int64_t> crossingUnits_;
-  std::vector<int64_t> savedHeights_; // under each placed buffer, in order
-  uint64_t placedHash_ = 0;
-  size_t placedCount_ = 0;
+  std::vector<int64_t> offset_, floor_;
+  std::vector<int64_t> unplacedUnits_, sectionFloor_;
+  /// Per section: unplaced buffers alive in it and in the next one.
+  std::vector<int32_t> crossing_;
+  std::vector<Placement> placements_;
+  std::vector<std::pair<int32_t, int64_t>> floorTrail_;
+  struct SectionFloor {
+    int32_t section;
+    int64_t floor;
+    int32_t count;
+  };
+  std::vector<SectionFloor> sectionTrail_;
+  std::vector<int32_t> atFloor_; // per section: unplaced buffers at its floor
+  /// Scratch: sections whose floor may rise, and when each was listed.
+  std::vector<int32_t> stale_;
+  std::vector<uint64_t> staleAt_;
+  uint64_t staleStamp_ = 0;
+  uint64_t placedHash_ = 0, floorHash_ = 0;
+  /// The states that failed at this capacity.
   std::unordered_set<uint64_t> failed_;
   int64_t nodes_ = 0;
   bool outOfNodes_ = false;
@@ -776,29 +922,36 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
       const bool targetReachable = target == 0 || lowerBound <= target;
       if (best.peak > goodEnough && targetReachable &&
           options.searchNodeLimit > 0 && !large && !options.initialOrderOnly) {
-        SkylineSearch search(part, options.searchNodeLimit - result->searchNodes,
-                             deadline, options.searchTimeLimitSeconds > 0);
+        CanonicalSearch search(part, contention,
+                               options.searchNodeLimit - result->searchNodes,
+                               deadline, options.searchTimeLimitSeconds > 0);
+        // Every offset the search gives is a sum of sizes, and so is every
+        // peak: only multiples of their greatest common divisor are tried.
+        int64_t unit = 0;
+        for (int64_t size : part.size)
+          unit = std::gcd(unit, size);
+        auto multiple = [&](int64_t capacity) { return capacity / unit * unit; };
         // Aim at what is good enough first, then bisect between the least
         // capacity not given up on and the best found. A capacity that
         // runs out of nodes is given up: search above it, without a proof.
-        int64_t tried = goodEnough;
+        int64_t tried = multiple(goodEnough);
         for (bool first = true; best.peak > goodEnough && tried < best.peak &&
                                 search.nodesLeft() > 0;
              first = false) {
           const int64_t capacity =
-              first ? tried : tried + (best.peak - 1 - tried) / 2;
+              first ? tried : multiple(tried + (best.peak - 1 - tried) / 2);
           Packing found;
           switch (search.run(capacity, search.nodesLeft() / 3 + 1, &found)) {
-          case SkylineSearch::Outcome::Found:
+          case CanonicalSearch::Outcome::Found:
             best = std::move(found);
             break;
-          case SkylineSearch::Outcome::Infeasible:
-            // No capacity below this one can be feasible either.
-            known = std::max(known, capacity + 1);
-            tried = capacity + 1;
+          case CanonicalSearch::Outcome::Infeasible:
+            // No capacity below the next multiple can be feasible either.
+            known = std::max(known, capacity + unit);
+            tried = capacity + unit;
             break;
-          case SkylineSearch::Outcome::OutOfNodes:
-            tried = capacity + 1;
+          case CanonicalSearch::Outcome::OutOfNodes:
+            tried = capacity + unit;
             break;
           }
         }
