@@ -296,12 +296,23 @@ def reference_steps(name, steps, graph):
     return losses, result
 
 
+def write_graph(name, directory):
+    """Exports `name` to directory/<name>.pb; returns the graph."""
+    graph = export_model(name)
+    with open(graph_path(name, directory), "wb") as f:
+        f.write(graph.SerializeToString(deterministic=True))
+    return graph
+
+
+def graph_path(name, directory):
+    return f"{directory}/{name}.pb"
+
+
 if __name__ == "__main__":
-    # python3 small_models.py OUTDIR: writes OUTDIR/<model>.pb for each model.
+    # python3 small_models.py OUTDIR [MODEL...]: writes OUTDIR/<model>.pb for
+    # each model (all when none is named); ctest's e2e fixtures run it.
     out = sys.argv[1]
-    for model_name in MODELS:
-        graph = export_model(model_name)
-        with open(f"{out}/{model_name}.pb", "wb") as f:
-            f.write(graph.SerializeToString(deterministic=True))
+    for model_name in sys.argv[2:] or MODELS:
+        graph = write_graph(model_name, out)
         kernels = sorted({op.kernel for op in graph.ops if op.kind == 0})
         print(model_name, len(graph.ops), "ops:", " ".join(kernels))

@@ -47,7 +47,7 @@ class ZooTorch2(unittest.TestCase):
                     write_graph(export_zoo_model(name, 1, **SMALL.get(name, {})), path)
                     # The unconstrained plan: at batch 1 the parameters
                     # are most of the arena, and the kernels are the same.
-                    self.check(name, path, os.path.join(tmp, name + ".plan"), ratios=(1.0,))
+                    self.check(name, path, os.path.join(tmp, name + ".plan"), ratio=1.0)
 
 
 if __name__ == "__main__":
