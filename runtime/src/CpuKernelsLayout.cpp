@@ -1,4 +1,4 @@
-//===- CpuKernelsLayout.cpp - CPU kernels: moving elements: joins, splits, masks, fills in place, pads ===//
+//===- CpuKernelsLayout.cpp - CPU kernels: moving elements ----------------===//
 //
 // cat, stack, split and the scattered gradients of select and slice;
 // arange, tril and triu, masks and comparisons (bitwise_not, eq/ne.Scalar,
