@@ -44,7 +44,7 @@ private:
   std::chrono::steady_clock::time_point timerStart;
 };
 
-/// The CPU reference backend (CpuKernels.cpp).
+/// The CPU reference backend (CpuBackend.cpp).
 std::unique_ptr<Backend> createCpuBackend();
 
 /// "cpu", or a backend registered with registerBackend ("cuda" when the
@@ -55,15 +55,6 @@ std::unique_ptr<Backend> createBackend(const std::string &name, std::string &err
 /// registers its factory here, from a static initializer.
 using BackendFactory = std::unique_ptr<Backend> (*)(std::string &error);
 bool registerBackend(const char *name, BackendFactory factory);
-
-/// The CPU kernels of CpuKernelsMore.cpp, which the registry appends.
-std::vector<KernelDef> moreCpuKernels();
-/// Elementwise math and reductions of models outside the zoo
-/// (CpuKernelsMath.cpp).
-std::vector<KernelDef> mathCpuKernels();
-/// Gathering, scattering, selection, conversions and losses of models
-/// outside the zoo (CpuKernelsIndexing.cpp).
-std::vector<KernelDef> indexingCpuKernels();
 
 /// A strided copy of src's elements into dst, in logical order (same shape
 /// and dtype).

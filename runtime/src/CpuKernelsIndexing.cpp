@@ -1,9 +1,11 @@
 //===- CpuKernelsIndexing.cpp - CPU kernels: gathering, scattering, selection, conversions and losses ===//
 //
-// Kernels of models outside the zoo (Hugging Face transformers, detection
-// and segmentation heads, classification losses), under the contract of
-// CpuKernels.cpp: dtype conversions (_to_copy; scalar_tensor and where are
-// in CpuKernelsMath.cpp);
+// Kernels that read or write by an index tensor, under the contract of
+// CpuKernels.h: embedding and its dense backward, index.Tensor and
+// index_put (the zoo's GPT and Swin); and those of models outside the zoo
+// (Hugging Face transformers, detection and segmentation heads,
+// classification losses): dtype conversions (_to_copy; scalar_tensor and
+// where are in CpuKernelsMath.cpp);
 // gather, scatter, scatter_add, index_select, index_add (the backwards of
 // gather and index_select) and flip; cumsum; max and min over a dimension
 // and their arg variants (torch 1.13 differentiates them through zeros and
@@ -13,11 +15,12 @@
 // cumulative sums in double in a fixed order. Inputs may be strided,
 // outputs are contiguous; an in-place variant runs in its output, which
 // holds self. An index out of range, which ATen rejects when it runs,
-// reads zeros and writes nothing here, as `run` cannot fail.
+// reads zeros and writes nothing here, as `run` cannot fail. CUDA:
+// CudaKernelsNorm.cu (embedding, index, index_put).
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
+#include "CpuKernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,14 +31,8 @@
 namespace coop::rt {
 namespace {
 
+using namespace cpu;
 using coop_pb::DType;
-
-/// Returns the problem `expr` names, if any (one statement, safe in an if).
-#define RETURN_IF_PROBLEM(expr)                                                                    \
-  do {                                                                                             \
-    if (std::string problem_ = (expr); !problem_.empty())                                          \
-      return problem_;                                                                             \
-  } while (0)
 
 /// "[5,3] float32", for messages.
 std::string describe(const Tensor &t) {
@@ -43,10 +40,6 @@ std::string describe(const Tensor &t) {
   for (int d = 0; d < t.rank; ++d)
     text += (d ? "," : "[") + std::to_string(t.shape[d]);
   return (t.rank ? text : "[") + "] " + dtypeName(t.dtype);
-}
-
-bool sameShape(const Tensor &a, const Tensor &b) {
-  return a.rank == b.rank && std::equal(a.shape, a.shape + a.rank, b.shape);
 }
 
 bool convertible(DType dtype) {
@@ -66,12 +59,6 @@ std::string launch(const Signature &sig, int outputs, std::initializer_list<cons
     ++p;
   }
   return "";
-}
-
-std::string dtypeIs(const Tensor &t, const char *what, DType dtype) {
-  if (t.dtype == dtype)
-    return "";
-  return std::string(what) + " is " + dtypeName(t.dtype) + ", expected " + dtypeName(dtype);
 }
 
 /// The same shape and dtype.
@@ -164,7 +151,7 @@ void storeScalar(char *to, DType type, const Call &c, std::string_view name) {
 //===----------------------------------------------------------------------===//
 
 std::string prepareToCopy(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, 1, {"self"}));
+  TRY(launch(sig, 1, {"self"}));
   const Tensor &self = *sig.call.tensor(0), &out = sig.outputs[0];
   if (!sameShape(self, out))
     return "self " + describe(self) + " and output " + describe(out) + " differ";
@@ -212,7 +199,7 @@ int64_t positionAt(const char *element, int64_t size) {
 /// fit off `dim`.
 std::string checkAlongIndex(const Signature &sig, const Tensor &self, const Tensor &index,
                             const Tensor *src) {
-  RETURN_IF_PROBLEM(dtypeIs(index, "index", coop_pb::INT64));
+  TRY(dtypeIs(index, "index", coop_pb::INT64));
   int dim = dimOf(sig.call, self);
   if (dim < 0 || self.rank == 0)
     return "dim " + std::to_string(sig.call.i("dim", 0)) + " is out of range for self " +
@@ -227,7 +214,7 @@ std::string checkAlongIndex(const Signature &sig, const Tensor &self, const Tens
 }
 
 std::string prepareGather(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "index"}));
+  TRY(launch(sig, 1, {"self", "index"}));
   const Tensor &self = *sig.call.tensor(0), &index = *sig.call.tensor(1);
   const Tensor &out = sig.outputs[0];
   if (!sameShape(index, out) || out.dtype != self.dtype)
@@ -261,11 +248,11 @@ enum class Scatter { Src, Value, Add };
 
 template <Scatter Kind> std::string prepareScatter(const Signature &sig) {
   bool fromTensor = Kind != Scatter::Value;
-  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "index", fromTensor ? "src" : nullptr}));
+  TRY(launch(sig, 1, {"self", "index", fromTensor ? "src" : nullptr}));
   const Tensor &self = *sig.call.tensor(0), *src = sig.call.tensor(2);
-  RETURN_IF_PROBLEM(matches(sig.outputs[0], "the output", self, "self"));
+  TRY(matches(sig.outputs[0], "the output", self, "self"));
   if (Kind == Scatter::Add)
-    RETURN_IF_PROBLEM(dtypeIs(self, "self", coop_pb::FLOAT32));
+    TRY(dtypeIs(self, "self", coop_pb::FLOAT32));
   else if (!convertible(self.dtype))
     return std::string("self is ") + dtypeName(self.dtype) + ", expected float32, int64 or bool";
   if (fromTensor && src->dtype != self.dtype)
@@ -312,7 +299,7 @@ template <Scatter Kind> void runScatter(const Call &c) {
 /// self with index.numel() slices along dim.
 std::string checkSlicesIndex(const Signature &sig, const Tensor &self, const Tensor &index,
                              const Tensor &sliced, const char *what) {
-  RETURN_IF_PROBLEM(dtypeIs(index, "index", coop_pb::INT64));
+  TRY(dtypeIs(index, "index", coop_pb::INT64));
   if (index.rank > 1)
     return "index " + describe(index) + " is not a vector";
   int dim = dimOf(sig.call, self);
@@ -330,7 +317,7 @@ std::string checkSlicesIndex(const Signature &sig, const Tensor &self, const Ten
 }
 
 std::string prepareIndexSelect(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "index"}));
+  TRY(launch(sig, 1, {"self", "index"}));
   return checkSlicesIndex(sig, *sig.call.tensor(0), *sig.call.tensor(1), sig.outputs[0],
                           "the output");
 }
@@ -342,10 +329,10 @@ void runIndexSelect(const Call &c) {
 }
 
 std::string prepareIndexAdd(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "index", "source"}));
+  TRY(launch(sig, 1, {"self", "index", "source"}));
   const Tensor &self = *sig.call.tensor(0);
-  RETURN_IF_PROBLEM(matches(sig.outputs[0], "the output", self, "self"));
-  RETURN_IF_PROBLEM(dtypeIs(self, "self", coop_pb::FLOAT32));
+  TRY(matches(sig.outputs[0], "the output", self, "self"));
+  TRY(dtypeIs(self, "self", coop_pb::FLOAT32));
   return checkSlicesIndex(sig, self, *sig.call.tensor(1), *sig.call.tensor(2), "source");
 }
 
@@ -362,9 +349,9 @@ void runIndexAdd(const Call &c) {
 
 // flip(self, dims): out[i] = self[i reversed along each of dims].
 std::string prepareFlip(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, 1, {"self"}));
+  TRY(launch(sig, 1, {"self"}));
   const Tensor &self = *sig.call.tensor(0);
-  RETURN_IF_PROBLEM(matches(sig.outputs[0], "the output", self, "self"));
+  TRY(matches(sig.outputs[0], "the output", self, "self"));
   int64_t dims[kMaxRank];
   int n = sig.call.ints("dims", dims, kMaxRank);
   if (n < 0 || n > kMaxRank)
@@ -419,7 +406,7 @@ Axis axisOf(const Tensor &t, int dim) {
 }
 
 std::string prepareCumsum(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, 1, {"self"}));
+  TRY(launch(sig, 1, {"self"}));
   const Tensor &self = *sig.call.tensor(0), &out = sig.outputs[0];
   if (!sameShape(self, out))
     return "self " + describe(self) + " and output " + describe(out) + " differ";
@@ -467,13 +454,13 @@ int reducedDim(const Call &c, const Tensor &self) {
 
 /// max.dim and min.dim (WithValues) or argmax and argmin.
 template <bool WithValues> std::string prepareExtreme(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, WithValues ? 2 : 1, {"self"}));
+  TRY(launch(sig, WithValues ? 2 : 1, {"self"}));
   const Tensor &self = *sig.call.tensor(0), &indices = sig.outputs[WithValues ? 1 : 0];
   if (self.dtype != coop_pb::FLOAT32 && self.dtype != coop_pb::INT64)
     return std::string("self is ") + dtypeName(self.dtype) + ", expected float32 or int64";
-  RETURN_IF_PROBLEM(dtypeIs(indices, "the indices output", coop_pb::INT64));
+  TRY(dtypeIs(indices, "the indices output", coop_pb::INT64));
   if (WithValues)
-    RETURN_IF_PROBLEM(dtypeIs(sig.outputs[0], "the values output", self.dtype));
+    TRY(dtypeIs(sig.outputs[0], "the values output", self.dtype));
   if (WithValues && !sameShape(sig.outputs[0], indices))
     return "values " + describe(sig.outputs[0]) + " and indices " + describe(indices) +
            " differ";
@@ -553,8 +540,8 @@ float floatAt(const Tensor &t, const int64_t *idx, int rank) {
 std::string checkLoss(const Signature &sig, int self, std::initializer_list<int> optional,
                       bool backward) {
   const Tensor &x = *sig.call.tensor(self), &out = sig.outputs[0];
-  RETURN_IF_PROBLEM(dtypeIs(x, "self", coop_pb::FLOAT32));
-  RETURN_IF_PROBLEM(dtypeIs(out, "the output", coop_pb::FLOAT32));
+  TRY(dtypeIs(x, "self", coop_pb::FLOAT32));
+  TRY(dtypeIs(out, "the output", coop_pb::FLOAT32));
   std::vector<int> operands = {self + 1};
   operands.insert(operands.end(), optional);
   if (backward)
@@ -593,7 +580,7 @@ template <typename Loss> void reduceLoss(const Call &c, Loss loss) {
 }
 
 std::string prepareBceWithLogits(const Signature &sig) {
-  RETURN_IF_PROBLEM(launch(sig, 1, {"self", "target", nullptr, nullptr}));
+  TRY(launch(sig, 1, {"self", "target", nullptr, nullptr}));
   return checkLoss(sig, 0, {2, 3}, false);
 }
 
@@ -613,9 +600,9 @@ void runBceWithLogits(const Call &c) {
 
 template <bool Backward> std::string prepareSmoothL1(const Signature &sig) {
   if (Backward)
-    RETURN_IF_PROBLEM(launch(sig, 1, {"grad_output", "self", "target"}));
+    TRY(launch(sig, 1, {"grad_output", "self", "target"}));
   else
-    RETURN_IF_PROBLEM(launch(sig, 1, {"self", "target"}));
+    TRY(launch(sig, 1, {"self", "target"}));
   if (sig.call.f("beta", 1) < 0)
     return "beta " + std::to_string(sig.call.f("beta", 1)) + " is negative";
   return checkLoss(sig, Backward ? 1 : 0, {}, Backward);
@@ -646,6 +633,185 @@ void runSmoothL1Backward(const Call &c) {
       out[k] = static_cast<float>((x > 0) - (x < 0)) * (mean ? g / n : g);
     else
       out[k] = x <= -beta ? -norm * g : x >= beta ? norm * g : norm * x * g / beta;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding
+//===----------------------------------------------------------------------===//
+
+// embedding(weight [V, D], indices, padding_idx, scale_grad_by_freq, sparse)
+std::string prepareEmbedding(const Signature &sig) {
+  TRY(expect(sig, 1));
+  TRY(needTensor(sig, 0, "weight"));
+  TRY(needTensor(sig, 1, "indices", coop_pb::INT64));
+  const Tensor &w = *sig.call.tensor(0), &ind = *sig.call.tensor(1);
+  if (w.rank != 2 || sig.outputs[0].numel() != ind.numel() * w.shape[1])
+    return "weight " + shapeText(w) + " and indices " + shapeText(ind) + " do not give " +
+           shapeText(sig.outputs[0]);
+  return "";
+}
+
+void runEmbedding(const Call &c) {
+  const Tensor &w = *c.tensor(0), &ind = *c.tensor(1);
+  int64_t V = w.shape[0], D = w.shape[1];
+  float *o = outf(c.out(0));
+  for (int64_t i = 0, n = ind.numel(); i < n; ++i) {
+    int64_t row = *reinterpret_cast<int64_t *>(ind.at(i));
+    for (int64_t d = 0; d < D; ++d)
+      o[i * D + d] = row >= 0 && row < V ? w.ptr<float>()[row * w.strides[0] + d * w.strides[1]]
+                                         : 0.f;
+  }
+}
+
+// embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+// scale_grad_by_freq)
+std::string prepareEmbeddingBackward(const Signature &sig) {
+  TRY(expect(sig, 1));
+  TRY(needTensor(sig, 0, "grad_output"));
+  TRY(needTensor(sig, 1, "indices", coop_pb::INT64));
+  if (sig.call.b("scale_grad_by_freq"))
+    return "scale_grad_by_freq is not implemented";
+  const Tensor &out = sig.outputs[0];
+  if (out.rank != 2 || out.shape[0] != sig.call.i("num_weights") ||
+      sig.call.tensor(0)->numel() != sig.call.tensor(1)->numel() * out.shape[1])
+    return "output " + shapeText(out) + " does not match num_weights and grad_output";
+  return "";
+}
+
+void runEmbeddingBackward(const Call &c) {
+  const Tensor &g = *c.tensor(0), &ind = *c.tensor(1), &out = c.out(0);
+  int64_t V = out.shape[0], D = out.shape[1], pad = c.i("padding_idx", -1);
+  float *o = outf(out);
+  std::fill_n(o, out.numel(), 0.f);
+  for (int64_t i = 0, n = ind.numel(); i < n; ++i) {
+    int64_t row = *reinterpret_cast<int64_t *>(ind.at(i));
+    if (row < 0 || row >= V || row == pad)
+      continue;
+    for (int64_t d = 0; d < D; ++d)
+      o[row * D + d] += *reinterpret_cast<float *>(g.at(i * D + d));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Indexing by a tensor: index, index_put
+//===----------------------------------------------------------------------===//
+
+/// The single index tensor of an `indices` list (index.Tensor, index_put),
+/// or nullptr.
+const Tensor *indexTensor(const Call &c) {
+  const coop_pb::Value *list = c.arg("indices");
+  if (!list || list->kind_case() != coop_pb::Value::kList || list->list().items_size() != 1 ||
+      list->list().items(0).kind_case() != coop_pb::Value::kOperand)
+    return nullptr;
+  return &c.inputs[list->list().items(0).operand()];
+}
+
+/// Checks self[index] (index int64 over self's first dimension) against
+/// `result`: index's shape followed by self's other dimensions.
+std::string checkIndexed(const Signature &sig, const Tensor &result, const char *what) {
+  const Tensor *self = sig.call.tensor(0), *index = indexTensor(sig.call);
+  if (!self)
+    return "has no tensor argument 'self'";
+  if (!index)
+    return "indexing by other than one index tensor is not implemented";
+  TRY(dtypeIs(*index, "the index", coop_pb::INT64));
+  bool ok = self->rank >= 1 && result.rank == index->rank + self->rank - 1 &&
+            std::equal(index->shape, index->shape + index->rank, result.shape) &&
+            std::equal(self->shape + 1, self->shape + self->rank, result.shape + index->rank);
+  if (!ok)
+    return std::string(what) + " " + shapeText(result) + " is not self " + shapeText(*self) +
+           " indexed by " + shapeText(*index);
+  return "";
+}
+
+/// Row of self that index element i selects (negative counts from the
+/// end), or -1 when out of range.
+int64_t indexedRow(const Tensor &index, int64_t i, int64_t rows) {
+  int64_t row = *reinterpret_cast<const int64_t *>(index.at(i));
+  row += row < 0 ? rows : 0;
+  return row >= 0 && row < rows ? row : -1;
+}
+
+// index.Tensor(self, indices=[index]): out[i, ...] = self[index[i], ...];
+// an index out of range gives zeros.
+std::string prepareIndex(const Signature &sig) {
+  if (sig.call.numOutputs != 1)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs, expected 1";
+  TRY(checkIndexed(sig, sig.outputs[0], "output"));
+  if (sig.call.tensor(0)->dtype != sig.outputs[0].dtype)
+    return "self and output dtypes differ";
+  return "";
+}
+
+void runIndex(const Call &c) {
+  const Tensor &self = *c.tensor(0), &index = *indexTensor(c), &out = c.out(0);
+  int64_t rows = self.shape[0], inner = rows ? self.numel() / rows : 0;
+  int64_t width = elementSize(out.dtype);
+  char *o = out.data;
+  for (int64_t i = 0, n = index.numel(); i < n; ++i) {
+    int64_t row = indexedRow(index, i, rows);
+    for (int64_t k = 0; k < inner; ++k, o += width) {
+      if (row < 0)
+        std::memset(o, 0, width);
+      else
+        std::memcpy(o, self.at(row * inner + k), width);
+    }
+  }
+}
+
+// index_put(self, indices=[index], values, accumulate): self with
+// out[index[i], ...] set to (or, accumulating, increased by) values[i, ...],
+// in index order; values broadcast to index's shape and self's other
+// dimensions.
+std::string prepareIndexPut(const Signature &sig) {
+  if (sig.call.numOutputs != 1)
+    return "has " + std::to_string(sig.call.numOutputs) + " outputs, expected 1";
+  const Tensor *self = sig.call.tensor(0), *values = sig.call.tensor(2);
+  if (!self || !values)
+    return "has no tensor arguments 'self' and 'values'";
+  const Tensor *index = indexTensor(sig.call);
+  if (!index)
+    return "indexing by other than one index tensor is not implemented";
+  TRY(dtypeIs(*index, "the index", coop_pb::INT64));
+  if (!sameShape(*self, sig.outputs[0]) || self->dtype != sig.outputs[0].dtype)
+    return "self and output differ";
+  if (values->dtype != self->dtype || self->dtype != coop_pb::FLOAT32)
+    return "self and values must be float32";
+  Tensor indexed = *self;
+  indexed.rank = index->rank + self->rank - 1;
+  if (indexed.rank > kMaxRank || self->rank < 1)
+    return "self " + shapeText(*self) + " indexed by " + shapeText(*index) + " has too many dimensions";
+  std::copy(self->shape + 1, self->shape + self->rank, indexed.shape + index->rank);
+  std::copy(index->shape, index->shape + index->rank, indexed.shape);
+  if (!broadcastsTo(*values, indexed))
+    return "values " + shapeText(*values) + " do not broadcast to " + shapeText(indexed);
+  return "";
+}
+
+void runIndexPut(const Call &c) {
+  const Tensor &self = *c.tensor(0), &index = *indexTensor(c), &values = *c.tensor(2);
+  const Tensor &out = c.out(0);
+  if (out.data != self.data)
+    copyTensor(out, self);
+  bool accumulate = c.b("accumulate");
+  int64_t rows = self.shape[0], inner = rows ? self.numel() / rows : 0;
+  int rank = index.rank + self.rank - 1;
+  Tensor indexed = self;
+  indexed.rank = rank;
+  std::copy(self.shape + 1, self.shape + self.rank, indexed.shape + index.rank);
+  std::copy(index.shape, index.shape + index.rank, indexed.shape);
+  int64_t idx[kMaxRank];
+  float *o = out.ptr<float>();
+  for (int64_t i = 0, n = index.numel(), at = 0; i < n; ++i) {
+    int64_t row = indexedRow(index, i, rows);
+    for (int64_t k = 0; k < inner; ++k, ++at) {
+      if (row < 0)
+        continue;
+      unflatten(indexed, at, idx);
+      float v = *reinterpret_cast<const float *>(broadcastAt(values, idx, rank));
+      o[row * inner + k] = accumulate ? o[row * inner + k] + v : v;
+    }
   }
 }
 
@@ -692,6 +858,16 @@ std::vector<KernelDef> indexingCpuKernels() {
       {"aten.smooth_l1_loss_backward", {"grad_output", "self", "target"},
        "reduction:int[0,2] beta:float[0,)",
        prepareSmoothL1<true>, runSmoothL1Backward},
+      {"aten.embedding", {"weight", "indices"},
+       "padding_idx:int? scale_grad_by_freq:bool? sparse:bool?", prepareEmbedding, runEmbedding},
+      {"aten.embedding_dense_backward", {"grad_output", "indices"},
+       "num_weights:int[0,) padding_idx:int? scale_grad_by_freq:bool?", prepareEmbeddingBackward,
+       runEmbeddingBackward},
+      {"aten.index.Tensor", {"self", "indices[]"}, "", prepareIndex, runIndex},
+      {"aten.index_put", {"self", "indices[]", "values"},
+       "accumulate:bool?", prepareIndexPut, runIndexPut},
+      {"aten.index_put_", {"self", "indices[]", "values"},
+       "accumulate:bool?", prepareIndexPut, runIndexPut},
   };
 }
 

@@ -5,15 +5,16 @@
 // softmax and normalization (amax, exp, log, var, std), clamps, absolute
 // values and signs, erf, maximum/minimum, rsub; and the masks their
 // backwards build (comparisons, logical_and, where, scalar_tensor,
-// masked_fill_). Same contract as CpuKernels.cpp: `prepare` checks by name
+// masked_fill_). Same contract as the other families (CpuKernels.h): `prepare` checks by name
 // and shape, `run` neither fails nor allocates, inputs may be strided and
 // broadcast, outputs are contiguous. Each kernel computes in its result's
 // dtype as ATen does (float32 math in float, int64 where ATen allows it);
-// reductions sum in double in a fixed order.
+// reductions sum in double in a fixed order. The CUDA backend runs none of
+// them.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Backend.h"
+#include "CpuKernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -340,7 +341,7 @@ std::string prepareScalarTensor(const Signature &sig) {
 
 void runScalarTensor(const Call &c) { put(c.out(0), 0, c.f("s")); }
 
-// masked_fill_.Scalar runs as masked_fill.Scalar (CpuKernelsMore.cpp) does
+// masked_fill_.Scalar runs as masked_fill.Scalar (CpuKernelsLayout.cpp) does
 // in its output, which holds self.
 const KernelDef &maskedFill() {
   static const KernelDef *kernel = findKernel("aten.masked_fill.Scalar");
@@ -519,7 +520,7 @@ std::vector<KernelDef> mathCpuKernels() {
   kernels.push_back({"aten.rsub.Scalar", {"self"},
       "other:scalar alpha:scalar?", prepareRsub, runRsub});
   kernels.push_back({"aten.rsub.Tensor", {"self", "other"}, "alpha:scalar?", prepareRsub, runRsub});
-  // eq.Scalar and ne.Scalar are CpuKernelsMore.cpp's.
+  // eq.Scalar and ne.Scalar are CpuKernelsLayout.cpp's.
   kernels.insert(kernels.end(), {
       {"aten.ge.Scalar", {"self"}, "other:scalar", prepareCompare, runCompare<Relation::Ge>},
       {"aten.le.Scalar", {"self"}, "other:scalar", prepareCompare, runCompare<Relation::Le>},

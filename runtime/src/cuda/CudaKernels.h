@@ -3,9 +3,10 @@
 // Plain structs and launchers, no protobuf and no runtime headers, so that
 // nvcc compiles only CudaKernels.cu. Each launcher enqueues on `stream` and
 // returns the launch status (cudaGetLastError). The kernels mirror the CPU
-// reference kernels (runtime/src/CpuKernels.cpp): the same formulas, the
-// same sequential double summation order for reductions, softmax and the
-// fallback matrix product, and the same counter-based random stream.
+// reference kernels (runtime/src/CpuKernels<Family>.cpp: Elementwise, Fill,
+// Reduction, Matmul, Loss): the same formulas, the same sequential double
+// summation order for reductions, softmax and the fallback matrix product,
+// and the same counter-based random stream.
 // CudaKernels.cu is compiled with --fmad=false so that float arithmetic is
 // not contracted into FMAs the CPU does not use.
 //

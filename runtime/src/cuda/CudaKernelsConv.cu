@@ -166,7 +166,7 @@ __global__ void maxPoolBackwardKernel(Pool2d p, int64_t count) {
 }
 
 /// The average pooling window of output (oh, ow), clipped to the input,
-/// and its divisor (CpuKernelsMore.cpp's AvgPool::window).
+/// and its divisor (CpuKernelsConv.cpp's AvgPool::window).
 __device__ inline int64_t avgWindow(const Pool2d &p, int64_t oh, int64_t ow, int64_t &h0,
                                     int64_t &h1, int64_t &w0, int64_t &w1) {
   h0 = oh * p.sh - p.ph;

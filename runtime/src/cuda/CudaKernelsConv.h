@@ -2,8 +2,8 @@
 //
 // 2-D convolution (also transposed, grouped, strided, padded, dilated) with
 // its gradients, and max, average and adaptive average pooling with
-// theirs, mirroring the CPU kernels (runtime/src/CpuKernels.cpp,
-// CpuKernelsMore.cpp). Every output element is gathered by one thread,
+// theirs, mirroring the CPU kernels (runtime/src/CpuKernelsConv.cpp).
+// Every output element is gathered by one thread,
 // summed in the CPU kernel's order (in double where it sums in double).
 // Inputs are float [N, C, H, W] through their strides (Operand::strides[0..3]);
 // outputs are contiguous.

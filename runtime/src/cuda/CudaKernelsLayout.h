@@ -1,8 +1,7 @@
 //===- CudaKernelsLayout.h - Kernels: activations, comparisons, fills and layout ops (cat, stack, split, pad, ...) -*- C++ -*-===//
 //
-// The kernels of runtime/src/CpuKernelsMore.cpp's masks, comparisons,
-// fills and element moves, and of CpuKernels.cpp's joins, splits and
-// scattered gradients (the activations are cases of CudaKernels.h's
+// The kernels of runtime/src/CpuKernelsLayout.cpp: masks, comparisons,
+// fills and element moves, joins, splits and scattered gradients (the activations are cases of CudaKernels.h's
 // elementwise kernel). Elements move as raw bytes of their width, so any
 // dtype moves unchanged; a conversion goes through double between
 // float32, int64 and bool, as the CPU kernels' valueAt / store.

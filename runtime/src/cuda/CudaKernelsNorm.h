@@ -1,7 +1,7 @@
 //===- CudaKernelsNorm.h - Kernels: normalization, embedding, indexing and the 2-d loss -*- C++ -*-===//
 //
-// Mirrors of the CPU reference kernels of the same names (CpuKernels.cpp,
-// CpuKernelsMore.cpp). Every statistic is summed by one thread, in double
+// Mirrors of the CPU reference kernels of the same names
+// (CpuKernelsNorm.cpp, CpuKernelsIndexing.cpp, CpuKernelsLoss.cpp). Every statistic is summed by one thread, in double
 // where the CPU sums in double and in the CPU's order: one thread per row
 // (layer norm), per channel (batch norm) or per destination row (the
 // scatters: embedding_dense_backward, index_put), so results are

@@ -1,7 +1,7 @@
 //===- CudaOpsConv.cpp - Handlers: convolution and pooling ===//
 //
 // Launches -> kernel parameters for the 2-D convolution and pooling
-// kernels of CpuKernels.cpp and CpuKernelsMore.cpp, with the same
+// kernels of CpuKernelsConv.cpp, with the same
 // argument defaults. A 1-D convolution runs as 2-D, as on the CPU
 // (convolutionAs2d, convolutionItem).
 //
