@@ -1,4 +1,4 @@
-"""The CPU kernels of runtime/src/CpuKernelsMore.cpp against PyTorch.
+"""CPU kernels the zoo and common models need beyond the basics, against PyTorch.
 
 Tiny models that make the exporter emit the kernels the bigger zoo models
 need (average pooling, GPT's causal mask, Swin's shifted windows and
