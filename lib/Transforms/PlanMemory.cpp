@@ -39,6 +39,16 @@ using planner::TensorId;
 
 namespace {
 
+/// Where a diagnostic about a whole step goes: the step's name, not the
+/// function's location, whose source line a diagnostic would show, and
+/// which is the signature: as long as the argument list (45 KB for an
+/// imported zoo model).
+Location stepLocation(func::FuncOp func) {
+  return NameLoc::get(
+      StringAttr::get(func.getContext(), "@" + func.getSymName()));
+}
+
+
 /// Upper ends of the accepted ranges of time-limit (a million seconds is
 /// "no limit" in practice) and pack-nodes.
 constexpr double kMaxTimeLimit = 1e6;
@@ -208,7 +218,7 @@ LogicalResult ScheduleBuilder::build() {
     bool isRelease = ins.kind == planner::InstructionKind::Evict ||
                      ins.kind == planner::InstructionKind::Free;
     if (failed(isRelease ? emitRelease(ins) : emitRun(ins)))
-      return emitError(func.getLoc())
+      return emitError(stepLocation(func))
              << "internal error while writing the plan: " << internalError;
   }
 
@@ -216,7 +226,7 @@ LogicalResult ScheduleBuilder::build() {
   for (OpOperand &operand : terminator->getOpOperands())
     operand.set(materialize(step.getTensorId(operand.get())));
   if (!internalError.empty())
-    return emitError(func.getLoc())
+    return emitError(stepLocation(func))
            << "internal error while writing the plan: " << internalError;
   for (Operation *op : llvm::reverse(originals))
     op->erase();
@@ -309,7 +319,7 @@ private:
 
 LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
   if (func->hasAttr(CoopDialect::kPlanAttrName))
-    return emitError(func.getLoc(), "step is already planned");
+    return emitError(stepLocation(func), "step is already planned");
   const StepGraph &step = getChildAnalysis<StepGraph>(func);
   if (!step.isValid())
     return emitError(step.getErrorLoc())
@@ -340,7 +350,7 @@ LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
                                                    .peakOp;
     InFlightDiagnostic diag =
         emitError(at != kNone ? step.getOperation(at)->getLoc()
-                              : func.getLoc())
+                              : stepLocation(func))
         << "cannot plan @" << func.getSymName() << " with policy '" << policy
         << "': " << status.message();
     if (stats.memoryFloorOp != kNone && stats.memoryFloorOp != at)
@@ -365,7 +375,7 @@ CoopPlanMemoryPass::buildOptions(func::FuncOp func,
   // The search ignores options.policy.
   searchCandidates = policy == "search";
   if (!searchCandidates && !planner::policyFromName(policy, &options.policy))
-    return emitError(func.getLoc())
+    return emitError(stepLocation(func))
            << "unknown policy '" << policy
            << "'; expected search, lookahead, coop, dtr, dte or none";
   // Every numeric option within a range the planner's arithmetic handles.
@@ -373,7 +383,7 @@ CoopPlanMemoryPass::buildOptions(func::FuncOp func,
                      StringRef unit) -> LogicalResult {
     if (value >= low && value <= high) // false for NaN
       return success();
-    return emitError(func.getLoc())
+    return emitError(stepLocation(func))
            << option << " must be in [" << numberText(low) << ", "
            << numberText(high) << "]" << unit << ", got " << numberText(value);
   };
@@ -400,12 +410,12 @@ CoopPlanMemoryPass::buildOptions(func::FuncOp func,
 
   // ratio=0 is given, not missing: it is refused below as not positive.
   if (budget.empty() == !ratio.hasValue())
-    return func.emitError(
+    return emitError(stepLocation(func),
         "give exactly one of budget=<bytes> (e.g. 512MiB) or ratio=<r>");
   if (!budget.empty()) {
     int64_t bytes = 0;
     if (!planner::parseByteSize(budget, &bytes) || bytes <= 0)
-      return emitError(func.getLoc())
+      return emitError(stepLocation(func))
              << "invalid budget '" << budget
              << "': expected a positive number of bytes with an optional "
                 "unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)";
@@ -416,13 +426,14 @@ CoopPlanMemoryPass::buildOptions(func::FuncOp func,
     return options;
   }
   if (!(ratio > 0.0))
-    return emitError(func.getLoc()) << "ratio must be positive, got " << ratio;
+    return emitError(stepLocation(func))
+           << "ratio must be positive, got " << ratio;
   planner::PlanOptions unconstrained = options;
   unconstrained.policy = planner::Policy::None;
   if (planner::Status status = planner::minimumBudget(
           graph, unconstrained, &noRematerializationBytes);
       !status)
-    return emitError(func.getLoc()) << "cannot size the step without "
+    return emitError(stepLocation(func)) << "cannot size the step without "
                                        "rematerialization: "
                                     << status.message();
   // The budget must be a representable byte count: a ratio so large (or
@@ -430,7 +441,7 @@ CoopPlanMemoryPass::buildOptions(func::FuncOp func,
   const double largest = static_cast<double>(::coop::kMaxPlannedBytes);
   const double bytes = ratio * static_cast<double>(noRematerializationBytes);
   if (!(bytes < largest))
-    return emitError(func.getLoc())
+    return emitError(stepLocation(func))
            << "ratio " << ratio << " gives a budget of " << bytes
            << " bytes, more than the largest supported (2^62); give a "
               "ratio of at most "
@@ -552,7 +563,8 @@ CoopPlanMemoryPass::writePicture(func::FuncOp func, const planner::Graph &graph,
   std::error_code error;
   llvm::raw_fd_ostream file(svg, error, llvm::sys::fs::OF_Text);
   if (error)
-    return emitError(func.getLoc()) << "cannot write the memory picture to '"
+    return emitError(stepLocation(func))
+           << "cannot write the memory picture to '"
                                     << svg << "': " << error.message();
   std::string picture = planner::renderMemoryPicture(graph, plan, options);
   file << picture;

@@ -1,18 +1,18 @@
 // RUN: not coop-opt %s --coop-plan-memory="budget=12XB" 2>&1 | FileCheck %s --check-prefix=UNITS
 // RUN: not coop-opt %s --coop-plan-memory="budget=-5" 2>&1 | FileCheck %s --check-prefix=UNITS
-// UNITS: error: invalid budget '{{.*}}': expected a positive number of bytes with an optional unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)
+// UNITS: error: loc("@step"): invalid budget '{{.*}}': expected a positive number of bytes with an optional unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB policy=lru" 2>&1 | FileCheck %s --check-prefix=POLICY
-// POLICY: error: unknown policy 'lru'; expected search, lookahead, coop, dtr, dte or none
-// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB ratio=0.5" 2>&1 | FileCheck %s --check-prefix=BOTH
+// POLICY: error: loc("@step"): unknown policy 'lru'; expected search, lookahead, coop, dtr, dte or none
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB ratio=0.5" 2>&1 | FileCheck %s --check-prefix=BOTH --implicit-check-not=func.func
 // RUN: not coop-opt %s --coop-plan-memory 2>&1 | FileCheck %s --check-prefix=BOTH
-// BOTH: error: give exactly one of budget=<bytes> (e.g. 512MiB) or ratio=<r>
+// BOTH: error: loc("@step"): give exactly one of budget=<bytes> (e.g. 512MiB) or ratio=<r>
 // RUN: not coop-opt %s --coop-plan-memory="ratio=-0.5" 2>&1 | FileCheck %s --check-prefix=RATIO
-// RATIO: error: ratio must be positive, got -5.000000e-01
-// RUN: not coop-opt %s --coop-plan-memory="ratio=0" 2>&1 | FileCheck %s --check-prefix=ZERO
-// ZERO: error: ratio must be positive, got 0.000000e+00
+// RATIO: error: loc("@step"): ratio must be positive, got -5.000000e-01
+// RUN: not coop-opt %s --coop-plan-memory="ratio=0" 2>&1 | FileCheck %s --check-prefix=ZERO --implicit-check-not=func.func
+// ZERO: error: loc("@step"): ratio must be positive, got 0.000000e+00
 // RUN: not coop-opt %s --coop-plan-memory="ratio=inf" 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not coop-opt %s --coop-plan-memory="ratio=1e30" 2>&1 | FileCheck %s --check-prefix=HUGE
-// HUGE: error: ratio {{.*}} gives a budget of {{.*}} bytes, more than the largest supported (2^62); give a ratio of at most
+// HUGE: error: loc("@step"): ratio {{.*}} gives a budget of {{.*}} bytes, more than the largest supported (2^62); give a ratio of at most
 // An empty file, or one without a training step, is an error, not an
 // empty program.
 // RUN: printf '' > %t.empty
@@ -21,27 +21,27 @@
 // RUN: echo 'func.func @f() { return }' | not coop-opt --coop-plan-memory="ratio=0.5" 2>&1 | FileCheck %s --check-prefix=NO-STEP
 // NO-STEP: error: nothing to plan: the input has no function marked 'coop.step'
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB" --coop-plan-memory="budget=1MiB" 2>&1 | FileCheck %s --check-prefix=AGAIN
-// AGAIN: error: step is already planned
+// AGAIN: error: loc("@step"): step is already planned
 
 // Every numeric option is range-checked, naming the option and its range.
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB alignment=0" 2>&1 | FileCheck %s --check-prefix=ALIGN
-// ALIGN: error: alignment must be in [1, 1073741824] bytes, got 0
+// ALIGN: error: loc("@step"): alignment must be in [1, 1073741824] bytes, got 0
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB alignment=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=ALIGN-HUGE
-// ALIGN-HUGE: error: alignment must be in [1, 1073741824] bytes, got 4611686018427387904
+// ALIGN-HUGE: error: loc("@step"): alignment must be in [1, 1073741824] bytes, got 4611686018427387904
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB pack-nodes=-3" 2>&1 | FileCheck %s --check-prefix=NODES
-// NODES: error: pack-nodes must be in [0, 1000000000] nodes, got -3
+// NODES: error: loc("@step"): pack-nodes must be in [0, 1000000000] nodes, got -3
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB time-limit=-1" 2>&1 | FileCheck %s --check-prefix=TIME
-// TIME: error: time-limit must be in [0, 1e+06] seconds, got -1
+// TIME: error: loc("@step"): time-limit must be in [0, 1e+06] seconds, got -1
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB time-limit=nan" 2>&1 | FileCheck %s --check-prefix=TIME-NAN
-// TIME-NAN: error: time-limit must be in [0, 1e+06] seconds, got nan
+// TIME-NAN: error: loc("@step"): time-limit must be in [0, 1e+06] seconds, got nan
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB time-limit=inf" 2>&1 | FileCheck %s --check-prefix=TIME-INF
-// TIME-INF: error: time-limit must be in [0, 1e+06] seconds, got inf
+// TIME-INF: error: loc("@step"): time-limit must be in [0, 1e+06] seconds, got inf
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB small-region=-1" 2>&1 | FileCheck %s --check-prefix=SMALL
-// SMALL: error: small-region must be in [0, 4611686018427387904] bytes, got -1
+// SMALL: error: loc("@step"): small-region must be in [0, 4611686018427387904] bytes, got -1
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB small-region=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=SMALL-HUGE
-// SMALL-HUGE: error: small-region must be in [0, 4611686018427387904] bytes, got 9223372036854775807
+// SMALL-HUGE: error: loc("@step"): small-region must be in [0, 4611686018427387904] bytes, got 9223372036854775807
 // RUN: not coop-opt %s --coop-plan-memory="budget=5000000TB" 2>&1 | FileCheck %s --check-prefix=BUDGET-HUGE
-// BUDGET-HUGE: error: budget must be in [1, 4611686018427387904] bytes, got 5000000000000000000
+// BUDGET-HUGE: error: loc("@step"): budget must be in [1, 4611686018427387904] bytes, got 5000000000000000000
 
 // The floor is x (512) + the working set of op #3, {a, b, c} = 2048 bytes.
 // A planner error is at the op it is about, with its figures; it never
