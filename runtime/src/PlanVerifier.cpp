@@ -2,6 +2,8 @@
 
 #include "PlanVerifier.h"
 
+#include "coop/Support/CheckedArithmetic.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -265,36 +267,37 @@ std::string checkBuffer(const coop_pb::Buffer &buffer, int64_t arenaBytes, Stora
   if (buffer.strides_size() != buffer.shape_size())
     return "has " + std::to_string(buffer.strides_size()) + " strides for rank " +
            std::to_string(buffer.shape_size());
-  int64_t end;
-  bool overflows = __builtin_add_overflow(buffer.offset(), buffer.size(), &end);
-  if (buffer.offset() < 0 || buffer.size() < 0 || overflows || end > arenaBytes)
-    return (overflows || buffer.offset() < 0 || buffer.size() < 0
+  const std::optional<int64_t> end = coop::checkedAdd(buffer.offset(), buffer.size());
+  if (buffer.offset() < 0 || buffer.size() < 0 || !end || *end > arenaBytes)
+    return (!end || buffer.offset() < 0 || buffer.size() < 0
                 ? "offset " + std::to_string(buffer.offset()) + " and size " +
                       std::to_string(buffer.size())
-                : bytesText({buffer.offset(), end})) +
+                : bytesText({buffer.offset(), *end})) +
            " lie outside the arena of " + std::to_string(arenaBytes) + " bytes";
   if (buffer.element_offset() < 0)
     return "has negative element offset " + std::to_string(buffer.element_offset());
-  int64_t numel = 1, last = buffer.element_offset(), bytes;
+  std::optional<int64_t> numel = 1;
   for (int d = 0; d < buffer.shape_size(); ++d) {
-    int64_t size = buffer.shape(d), stride = buffer.strides(d), span;
-    if (size < 0 || stride < 0)
+    if (buffer.shape(d) < 0 || buffer.strides(d) < 0)
       return "has negative size or stride in dimension " + std::to_string(d);
-    if (__builtin_mul_overflow(numel, size, &numel) ||
-        (size > 0 && (__builtin_mul_overflow(size - 1, stride, &span) ||
-                      __builtin_add_overflow(last, span, &last))))
-      return "has a shape, strides or element offset whose element count or extent "
-             "overflows 64 bits";
+    if (numel)
+      numel = coop::checkedMul(*numel, buffer.shape(d));
   }
-  if (__builtin_mul_overflow(numel, width, &bytes))
-    return "holds " + std::to_string(numel) + " elements, whose bytes overflow 64 bits";
-  int64_t endByte;
-  if (numel > 0 && (__builtin_add_overflow(last, 1, &endByte) ||
-                    __builtin_mul_overflow(endByte, width, &endByte) || endByte > buffer.size()))
-    return "reads element " + std::to_string(last) + " of a " + std::to_string(buffer.size()) +
+  const std::optional<int64_t> last =
+      coop::lastElementAddressed(buffer.shape(), buffer.strides(), buffer.element_offset());
+  if (!numel || !last)
+    return "has a shape, strides or element offset whose element count or extent "
+           "overflows 64 bits";
+  if (!coop::checkedMul(*numel, width))
+    return "holds " + std::to_string(*numel) + " elements, whose bytes overflow 64 bits";
+  std::optional<int64_t> endByte = coop::checkedAdd(*last, 1);
+  if (endByte)
+    endByte = coop::checkedMul(*endByte, width);
+  if (*numel > 0 && (!endByte || *endByte > buffer.size()))
+    return "reads element " + std::to_string(*last) + " of a " + std::to_string(buffer.size()) +
            "-byte storage of " + dtypeName(buffer.dtype());
   out.begin = buffer.offset();
-  out.end = end;
+  out.end = *end;
   return "";
 }
 

@@ -43,6 +43,22 @@ inline std::optional<int64_t> checkedMulAdd(int64_t base, int64_t a,
   return product ? checkedAdd(base, *product) : std::nullopt;
 }
 
+/// The index of the farthest storage element a strided layout addresses:
+/// elementOffset plus (size - 1) * stride over its dimensions of non-zero
+/// size, or nullopt when a step of it does not fit in int64_t. Sizes and
+/// strides must be non-negative; the compiler's coop_rt verifier and the
+/// runtime's plan verifier both bound a buffer's reads with it.
+template <typename Sizes, typename Strides>
+std::optional<int64_t> lastElementAddressed(const Sizes &sizes,
+                                            const Strides &strides,
+                                            int64_t elementOffset) {
+  std::optional<int64_t> last = elementOffset;
+  for (size_t d = 0; last && d < size_t(sizes.size()); ++d)
+    if (sizes[d] > 0)
+      last = checkedMulAdd(*last, sizes[d] - 1, strides[d]);
+  return last;
+}
+
 /// "[offset, offset + size)" for messages, also when the end is past 2^63.
 inline std::string byteRangeText(int64_t offset, int64_t size) {
   std::optional<int64_t> end = checkedAdd(offset, size);

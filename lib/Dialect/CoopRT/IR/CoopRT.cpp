@@ -46,16 +46,15 @@ BufferAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t offset,
                        << strides.size() << " strides";
   // The farthest element the tensor reads must lie inside its storage;
   // no sum or product may wrap on the way there.
-  std::optional<int64_t> last = elementOffset;
   for (auto [dim, stride] : llvm::zip(shape.asArrayRef(), strides.asArrayRef())) {
     if (dim < 0 || stride < 0)
       return emitError() << "buffer dimensions and strides must be "
                             "non-negative";
     if (dim == 0)
       return success();
-    if (last)
-      last = ::coop::checkedMulAdd(*last, dim - 1, stride);
   }
+  std::optional<int64_t> last = ::coop::lastElementAddressed(
+      shape.asArrayRef(), strides.asArrayRef(), elementOffset);
   int64_t elementBytes = (elementType.getIntOrFloatBitWidth() + 7) / 8;
   std::optional<int64_t> end =
       last ? ::coop::checkedAdd(*last, 1) : std::nullopt;
