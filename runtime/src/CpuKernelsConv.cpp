@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace coop::rt {
 namespace {
@@ -119,30 +120,51 @@ void writeBiasGradient(const Tensor &go, const Conv2d &g, float *db) {
   }
 }
 
-void runTransposedConvolution(const Call &c) {
-  const Tensor x = convolutionAs2d(*c.tensor(0)), w = convolutionAs2d(*c.tensor(1));
-  const Tensor out = convolutionAs2d(c.out(0));
-  const Tensor *bias = c.tensor(2);
-  Conv2d g = transposedGeometry(c, x, w, out);
+/// The same geometry seen from its output: input and output swapped
+/// (channels and spatial sizes). A convolution's input gradient is a
+/// transposed convolution of its output gradient, a transposed
+/// convolution's an ordinary one, and both weight gradients are one loop.
+Conv2d swapSides(Conv2d g) {
+  std::swap(g.C, g.K);
+  std::swap(g.H, g.OH);
+  std::swap(g.W, g.OW);
+  return g;
+}
+
+/// The input row that output row `o` reads through tap `r`: a
+/// convolution's, or a transposed convolution's; -1 where none.
+template <bool Transposed>
+int64_t tapSource(int64_t o, int64_t r, int64_t stride, int64_t pad, int64_t dil, int64_t size) {
+  return Transposed ? transposedSource(o, r, stride, pad, dil, size)
+                    : convolvedSource(o, r, stride, pad, dil, size);
+}
+
+/// out[n, k, oh, ow] = bias[k] + the sum over (ci, r, s), in that order and
+/// in double, of x[n, ch, ih, iw] * the weight of (ch, k) at tap (r, s),
+/// ch = group * C/groups + ci, (ih, iw) the tap's source of (oh, ow). The
+/// weight is [K, C/groups, R, S], a transposed convolution's [C,
+/// K/groups, R, S].
+template <bool Transposed>
+void convolve(const Tensor &x, const Tensor &w, const Tensor *bias, const Conv2d &g, float *o) {
   int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
-  float *o = outf(out);
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t k = 0; k < g.K; ++k) {
-      int64_t group = k / kpg, kk = k % kpg;
+      int64_t group = k / kpg;
       for (int64_t oh = 0; oh < g.OH; ++oh)
         for (int64_t ow = 0; ow < g.OW; ++ow) {
           double sum = bias ? at1(bias, k, 0) : 0;
           for (int64_t ci = 0; ci < cpg; ++ci)
             for (int64_t r = 0; r < g.R; ++r) {
-              int64_t ih = transposedSource(oh, r, g.sh, g.ph, g.dh, g.H);
+              int64_t ih = tapSource<Transposed>(oh, r, g.sh, g.ph, g.dh, g.H);
               if (ih < 0)
                 continue;
               for (int64_t s = 0; s < g.S; ++s) {
-                int64_t iw = transposedSource(ow, s, g.sw, g.pw, g.dw, g.W);
+                int64_t iw = tapSource<Transposed>(ow, s, g.sw, g.pw, g.dw, g.W);
                 if (iw < 0)
                   continue;
                 int64_t ch = group * cpg + ci;
-                sum += double(ld4(x, n, ch, ih, iw)) * ld4(w, ch, kk, r, s);
+                float weight = Transposed ? ld4(w, ch, k % kpg, r, s) : ld4(w, k, ci, r, s);
+                sum += double(ld4(x, n, ch, ih, iw)) * weight;
               }
             }
           o[((n * g.K + k) * g.OH + oh) * g.OW + ow] = static_cast<float>(sum);
@@ -150,63 +172,29 @@ void runTransposedConvolution(const Call &c) {
     }
 }
 
-void runTransposedConvolutionBackward(const Call &c) {
-  const Tensor go = convolutionAs2d(*c.tensor(0)), x = convolutionAs2d(*c.tensor(1)),
-               w = convolutionAs2d(*c.tensor(2));
-  Conv2d g = transposedGeometry(c, x, w, go);
+/// The weight gradient of convolve<false>(x, ...) whose output has gradient
+/// `go`: dw[k, ci, r, s] = the sum over (n, oh, ow), in that order and in
+/// double, of go[n, k, oh, ow] * x[n, group * C/groups + ci, ih, iw], (ih,
+/// iw) the tap's source of (oh, ow).
+void convolutionWeightGradient(const Tensor &go, const Tensor &x, const Conv2d &g, float *dw) {
   int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
-  int outs[3];
-  maskedOutputs(c, outs);
-  if (outs[0] >= 0) { // an ordinary convolution of grad_output
-    float *dx = outf(c.out(outs[0]));
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t ch = 0; ch < g.C; ++ch) {
-        int64_t group = ch / cpg;
-        for (int64_t ih = 0; ih < g.H; ++ih)
-          for (int64_t iw = 0; iw < g.W; ++iw) {
-            double sum = 0;
-            for (int64_t kk = 0; kk < kpg; ++kk)
-              for (int64_t r = 0; r < g.R; ++r) {
-                int64_t oh = ih * g.sh - g.ph + r * g.dh;
-                if (oh < 0 || oh >= g.OH)
-                  continue;
-                for (int64_t s = 0; s < g.S; ++s) {
-                  int64_t ow = iw * g.sw - g.pw + s * g.dw;
-                  if (ow < 0 || ow >= g.OW)
-                    continue;
-                  sum += double(ld4(go, n, group * kpg + kk, oh, ow)) * ld4(w, ch, kk, r, s);
-                }
+  for (int64_t k = 0; k < g.K; ++k)
+    for (int64_t ci = 0; ci < cpg; ++ci)
+      for (int64_t r = 0; r < g.R; ++r)
+        for (int64_t s = 0; s < g.S; ++s) {
+          double sum = 0;
+          for (int64_t n = 0; n < g.N; ++n)
+            for (int64_t oh = 0; oh < g.OH; ++oh) {
+              int64_t ih = convolvedSource(oh, r, g.sh, g.ph, g.dh, g.H);
+              for (int64_t ow = 0; ih >= 0 && ow < g.OW; ++ow) {
+                int64_t iw = convolvedSource(ow, s, g.sw, g.pw, g.dw, g.W);
+                if (iw >= 0)
+                  sum += double(ld4(go, n, k, oh, ow)) *
+                         ld4(x, n, k / kpg * cpg + ci, ih, iw);
               }
-            dx[((n * g.C + ch) * g.H + ih) * g.W + iw] = static_cast<float>(sum);
-          }
-      }
-  }
-  if (outs[1] >= 0) {
-    float *dw = outf(c.out(outs[1]));
-    for (int64_t ch = 0; ch < g.C; ++ch) {
-      int64_t group = ch / cpg;
-      for (int64_t kk = 0; kk < kpg; ++kk)
-        for (int64_t r = 0; r < g.R; ++r)
-          for (int64_t s = 0; s < g.S; ++s) {
-            double sum = 0;
-            for (int64_t n = 0; n < g.N; ++n)
-              for (int64_t ih = 0; ih < g.H; ++ih) {
-                int64_t oh = ih * g.sh - g.ph + r * g.dh;
-                if (oh < 0 || oh >= g.OH)
-                  continue;
-                for (int64_t iw = 0; iw < g.W; ++iw) {
-                  int64_t ow = iw * g.sw - g.pw + s * g.dw;
-                  if (ow < 0 || ow >= g.OW)
-                    continue;
-                  sum += double(ld4(x, n, ch, ih, iw)) * ld4(go, n, group * kpg + kk, oh, ow);
-                }
-              }
-            dw[((ch * kpg + kk) * g.R + r) * g.S + s] = static_cast<float>(sum);
-          }
-    }
-  }
-  if (outs[2] >= 0)
-    writeBiasGradient(go, g, outf(c.out(outs[2])));
+            }
+          dw[((k * cpg + ci) * g.R + r) * g.S + s] = static_cast<float>(sum);
+        }
 }
 
 // convolution(input, weight, bias?, stride, padding, dilation, transposed,
@@ -219,35 +207,12 @@ std::string prepareConvolution(const Signature &sig) {
 }
 
 void runConvolution(const Call &c) {
-  if (c.b("transposed"))
-    return runTransposedConvolution(c);
   const Tensor x = convolutionAs2d(*c.tensor(0)), w = convolutionAs2d(*c.tensor(1));
   const Tensor out = convolutionAs2d(c.out(0));
-  const Tensor *bias = c.tensor(2);
-  Conv2d g = convGeometry(c, x, w, out);
-  int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
-  float *o = outf(out);
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t k = 0; k < g.K; ++k) {
-      int64_t group = k / kpg;
-      for (int64_t oh = 0; oh < g.OH; ++oh)
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          double sum = bias ? at1(bias, k, 0) : 0;
-          for (int64_t ci = 0; ci < cpg; ++ci)
-            for (int64_t r = 0; r < g.R; ++r) {
-              int64_t ih = oh * g.sh - g.ph + r * g.dh;
-              if (ih < 0 || ih >= g.H)
-                continue;
-              for (int64_t s = 0; s < g.S; ++s) {
-                int64_t iw = ow * g.sw - g.pw + s * g.dw;
-                if (iw < 0 || iw >= g.W)
-                  continue;
-                sum += double(ld4(x, n, group * cpg + ci, ih, iw)) * ld4(w, k, ci, r, s);
-              }
-            }
-          o[((n * g.K + k) * g.OH + oh) * g.OW + ow] = static_cast<float>(sum);
-        }
-    }
+  if (c.b("transposed"))
+    convolve<true>(x, w, c.tensor(2), transposedGeometry(c, x, w, out), outf(out));
+  else
+    convolve<false>(x, w, c.tensor(2), convGeometry(c, x, w, out), outf(out));
 }
 
 // convolution_backward(grad_output, input, weight, bias_sizes, stride,
@@ -260,64 +225,30 @@ std::string prepareConvolutionBackward(const Signature &sig) {
   return checkConv(sig.call, *sig.call.tensor(1), *sig.call.tensor(2), *sig.call.tensor(0));
 }
 
+/// A convolution's input gradient is the transposed convolution of
+/// grad_output, a transposed convolution's the ordinary one; a transposed
+/// convolution's weight gradient is convolutionWeightGradient's with input
+/// and grad_output in each other's place.
 void runConvolutionBackward(const Call &c) {
-  if (c.b("transposed"))
-    return runTransposedConvolutionBackward(c);
   const Tensor go = convolutionAs2d(*c.tensor(0)), x = convolutionAs2d(*c.tensor(1)),
                w = convolutionAs2d(*c.tensor(2));
-  Conv2d g = convGeometry(c, x, w, go);
-  int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
+  bool transposed = c.b("transposed");
+  Conv2d g = transposed ? transposedGeometry(c, x, w, go) : convGeometry(c, x, w, go);
   int outs[3];
   maskedOutputs(c, outs);
   if (outs[0] >= 0) {
     float *dx = outf(c.out(outs[0]));
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t ch = 0; ch < g.C; ++ch) {
-        int64_t group = ch / cpg, ci = ch % cpg;
-        for (int64_t ih = 0; ih < g.H; ++ih)
-          for (int64_t iw = 0; iw < g.W; ++iw) {
-            double sum = 0;
-            for (int64_t kk = 0; kk < kpg; ++kk) {
-              int64_t k = group * kpg + kk;
-              for (int64_t r = 0; r < g.R; ++r) {
-                int64_t th = ih + g.ph - r * g.dh;
-                if (th < 0 || th % g.sh || th / g.sh >= g.OH)
-                  continue;
-                for (int64_t s = 0; s < g.S; ++s) {
-                  int64_t tw = iw + g.pw - s * g.dw;
-                  if (tw < 0 || tw % g.sw || tw / g.sw >= g.OW)
-                    continue;
-                  sum += double(ld4(go, n, k, th / g.sh, tw / g.sw)) * ld4(w, k, ci, r, s);
-                }
-              }
-            }
-            dx[((n * g.C + ch) * g.H + ih) * g.W + iw] = static_cast<float>(sum);
-          }
-      }
+    if (transposed)
+      convolve<false>(go, w, nullptr, swapSides(g), dx);
+    else
+      convolve<true>(go, w, nullptr, swapSides(g), dx);
   }
   if (outs[1] >= 0) {
     float *dw = outf(c.out(outs[1]));
-    for (int64_t k = 0; k < g.K; ++k) {
-      int64_t group = k / kpg;
-      for (int64_t ci = 0; ci < cpg; ++ci)
-        for (int64_t r = 0; r < g.R; ++r)
-          for (int64_t s = 0; s < g.S; ++s) {
-            double sum = 0;
-            for (int64_t n = 0; n < g.N; ++n)
-              for (int64_t oh = 0; oh < g.OH; ++oh) {
-                int64_t ih = oh * g.sh - g.ph + r * g.dh;
-                if (ih < 0 || ih >= g.H)
-                  continue;
-                for (int64_t ow = 0; ow < g.OW; ++ow) {
-                  int64_t iw = ow * g.sw - g.pw + s * g.dw;
-                  if (iw < 0 || iw >= g.W)
-                    continue;
-                  sum += double(ld4(go, n, k, oh, ow)) * ld4(x, n, group * cpg + ci, ih, iw);
-                }
-              }
-            dw[((k * cpg + ci) * g.R + r) * g.S + s] = static_cast<float>(sum);
-          }
-    }
+    if (transposed)
+      convolutionWeightGradient(x, go, swapSides(g), dw);
+    else
+      convolutionWeightGradient(go, x, g, dw);
   }
   if (outs[2] >= 0)
     writeBiasGradient(go, g, outf(c.out(outs[2])));

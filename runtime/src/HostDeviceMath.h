@@ -3,7 +3,8 @@
 // Plain inline functions without dependencies, callable from host code and
 // from CUDA kernels (and their host emulation), so that the CPU and CUDA
 // kernels compute these from one definition: the counter-based random
-// stream (Random.h) and a transposed convolution's index map.
+// stream (Random.h) and a convolution's and a transposed convolution's
+// index maps.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COOP_RUNTIME_HOSTDEVICEMATH_H
@@ -29,6 +30,14 @@ COOP_HOST_DEVICE inline uint64_t mix64(uint64_t z) {
 COOP_HOST_DEVICE inline float uniform(uint64_t key, uint64_t counter) {
   uint64_t bits = mix64(counter * 0x9E3779B97F4A7C15ull ^ key);
   return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
+}
+
+/// The input row that output row `o` of a convolution reads through tap
+/// `r`, or -1 if it falls in the padding.
+COOP_HOST_DEVICE inline int64_t convolvedSource(int64_t o, int64_t r, int64_t stride,
+                                                int64_t pad, int64_t dil, int64_t size) {
+  int64_t i = o * stride - pad + r * dil;
+  return i >= 0 && i < size ? i : -1;
 }
 
 /// The input row that reaches output row `o` of a transposed convolution
