@@ -91,13 +91,25 @@ void softmaxBackward(const Call &c, bool log) {
 void runSoftmaxBackward(const Call &c) { softmaxBackward(c, false); }
 void runLogSoftmaxBackward(const Call &c) { softmaxBackward(c, true); }
 
-// nll_loss_forward(self [N, C] or [C], target, weight?, reduction, ignore_index)
+//===----------------------------------------------------------------------===//
+// nll_loss_forward(self [N, C] or [C], target, weight?, reduction,
+// ignore_index), nll_loss2d_forward, per pixel (self [N, C, H, W], target
+// [N, H, W]), and their backwards (grad_output, the same, total_weight).
+// One loop serves both: a row is a 1x1 image.
+//===----------------------------------------------------------------------===//
+
+template <bool PerPixel>
 std::string prepareNll(const Signature &sig, int selfParam, int targetParam, int outputs) {
   TRY(expect(sig, outputs));
   TRY(needTensor(sig, selfParam, "self"));
   TRY(needTensor(sig, targetParam, "target", coop_pb::INT64));
   const Tensor &self = *sig.call.tensor(selfParam), &target = *sig.call.tensor(targetParam);
-  if (self.rank < 1 || self.rank > 2 || target.numel() != (self.rank == 2 ? self.shape[0] : 1))
+  if (PerPixel && (self.rank != 4 || target.rank != 3 || target.shape[0] != self.shape[0] ||
+                   target.shape[1] != self.shape[2] || target.shape[2] != self.shape[3]))
+    return "self " + shapeText(self) + " and target " + shapeText(target) +
+           " are not [N, C, H, W] and [N, H, W]";
+  if (!PerPixel && (self.rank < 1 || self.rank > 2 ||
+                    target.numel() != (self.rank == 2 ? self.shape[0] : 1)))
     return "self " + shapeText(self) + " and target " + shapeText(target) + " do not match";
   int64_t reduction = sig.call.i("reduction", 1);
   if (reduction != 1 && reduction != 2)
@@ -105,14 +117,14 @@ std::string prepareNll(const Signature &sig, int selfParam, int targetParam, int
   return "";
 }
 
-std::string prepareNllForward(const Signature &sig) {
-  TRY(prepareNll(sig, 0, 1, 2));
+template <bool PerPixel> std::string prepareNllForward(const Signature &sig) {
+  TRY(prepareNll<PerPixel>(sig, 0, 1, 2));
   if (sig.call.tensor(2))
     return "class weights are not implemented";
   return "";
 }
-std::string prepareNllBackward(const Signature &sig) {
-  TRY(prepareNll(sig, 1, 2, 1));
+template <bool PerPixel> std::string prepareNllBackward(const Signature &sig) {
+  TRY(prepareNll<PerPixel>(sig, 1, 2, 1));
   if (sig.call.tensor(3))
     return "class weights are not implemented";
   TRY(needTensor(sig, 0, "grad_output"));
@@ -120,113 +132,53 @@ std::string prepareNllBackward(const Signature &sig) {
   return "";
 }
 
-void runNllForward(const Call &c) {
-  const Tensor &self = *c.tensor(0), &target = *c.tensor(1);
+/// Calls visit(selfAt, gradientAt) for each sample (row, or pixel of
+/// nll_loss2d), in order, whose target class is neither ignore_index nor
+/// out of range: the offset of self's element at the target class, and
+/// that element's index in a contiguous tensor of self's shape.
+template <typename Visit>
+void forEachTargetClass(const Call &c, const Tensor &self, const Tensor &target, Visit visit) {
   int64_t ignore = c.i("ignore_index", -100);
-  int64_t N = self.rank == 2 ? self.shape[0] : 1, C = self.shape[self.rank - 1];
-  int64_t cs = self.strides[self.rank - 1], ns = self.rank == 2 ? self.strides[0] : 0;
+  bool perPixel = self.rank == 4;
+  int classDim = self.rank == 1 ? 0 : 1;
+  int64_t N = classDim ? self.shape[0] : 1, C = self.shape[classDim];
+  int64_t H = perPixel ? self.shape[2] : 1, W = perPixel ? self.shape[3] : 1;
+  int64_t rowStride = classDim ? self.strides[0] : 0, classStride = self.strides[classDim];
+  int64_t hStride = perPixel ? self.strides[2] : 0, wStride = perPixel ? self.strides[3] : 0;
+  int64_t targetRow = target.rank ? target.strides[0] : 0;
+  int64_t targetH = perPixel ? target.strides[1] : 0, targetW = perPixel ? target.strides[2] : 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t w = 0; w < W; ++w) {
+        int64_t t = ldi(target, n * targetRow + h * targetH + w * targetW);
+        if (t == ignore || t < 0 || t >= C)
+          continue;
+        visit(n * rowStride + t * classStride + h * hStride + w * wStride,
+              ((n * C + t) * H + h) * W + w);
+      }
+}
+
+void runNllForward(const Call &c) {
+  const Tensor &self = *c.tensor(0);
   double sum = 0, count = 0;
-  for (int64_t n = 0; n < N; ++n) {
-    int64_t t = ldi(target, target.rank ? n * target.strides[0] : 0);
-    if (t == ignore || t < 0 || t >= C)
-      continue;
-    sum -= ldf(self, n * ns + t * cs);
+  forEachTargetClass(c, self, *c.tensor(1), [&](int64_t selfAt, int64_t) {
+    sum -= ldf(self, selfAt);
     count += 1;
-  }
+  });
   bool mean = c.i("reduction", 1) == 1;
   outf(c.out(0))[0] = static_cast<float>(mean ? sum / count : sum);
   outf(c.out(1))[0] = static_cast<float>(count);
 }
 
 void runNllBackward(const Call &c) {
-  const Tensor &g = *c.tensor(0), &self = *c.tensor(1), &target = *c.tensor(2),
-               &total = *c.tensor(4), &out = c.out(0);
-  int64_t ignore = c.i("ignore_index", -100);
-  int64_t N = self.rank == 2 ? self.shape[0] : 1, C = self.shape[self.rank - 1];
+  const Tensor &g = *c.tensor(0), &total = *c.tensor(4), &out = c.out(0);
   float *o = outf(out);
   std::fill_n(o, out.numel(), 0.f);
   float scale = ldf(g, 0);
   if (c.i("reduction", 1) == 1)
     scale /= ldf(total, 0);
-  for (int64_t n = 0; n < N; ++n) {
-    int64_t t = ldi(target, target.rank ? n * target.strides[0] : 0);
-    if (t != ignore && t >= 0 && t < C)
-      o[n * C + t] = -scale;
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// Per-pixel loss: nll_loss2d (self [N, C, H, W], target [N, H, W])
-//===----------------------------------------------------------------------===//
-
-std::string prepareNll2d(const Signature &sig, int selfParam, int targetParam, int outputs) {
-  TRY(expect(sig, outputs));
-  TRY(needTensor(sig, selfParam, "self"));
-  TRY(needTensor(sig, targetParam, "target", coop_pb::INT64));
-  const Tensor &self = *sig.call.tensor(selfParam), &target = *sig.call.tensor(targetParam);
-  if (self.rank != 4 || target.rank != 3 || target.shape[0] != self.shape[0] ||
-      target.shape[1] != self.shape[2] || target.shape[2] != self.shape[3])
-    return "self " + shapeText(self) + " and target " + shapeText(target) +
-           " are not [N, C, H, W] and [N, H, W]";
-  int64_t reduction = sig.call.i("reduction", 1);
-  if (reduction != 1 && reduction != 2)
-    return "reduction " + std::to_string(reduction) + " is not implemented (mean or sum)";
-  return "";
-}
-
-std::string prepareNll2dForward(const Signature &sig) {
-  TRY(prepareNll2d(sig, 0, 1, 2));
-  if (sig.call.tensor(2))
-    return "class weights are not implemented";
-  return "";
-}
-std::string prepareNll2dBackward(const Signature &sig) {
-  TRY(prepareNll2d(sig, 1, 2, 1));
-  if (sig.call.tensor(3))
-    return "class weights are not implemented";
-  TRY(needTensor(sig, 0, "grad_output"));
-  TRY(needTensor(sig, 4, "total_weight"));
-  return "";
-}
-
-void runNll2dForward(const Call &c) {
-  const Tensor &self = *c.tensor(0), &target = *c.tensor(1);
-  int64_t ignore = c.i("ignore_index", -100);
-  int64_t N = self.shape[0], C = self.shape[1], H = self.shape[2], W = self.shape[3];
-  double sum = 0, count = 0;
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t w = 0; w < W; ++w) {
-        int64_t t = ldi(target, n * target.strides[0] + h * target.strides[1] +
-                                    w * target.strides[2]);
-        if (t == ignore || t < 0 || t >= C)
-          continue;
-        sum -= ld4(self, n, t, h, w);
-        count += 1;
-      }
-  bool mean = c.i("reduction", 1) == 1;
-  outf(c.out(0))[0] = static_cast<float>(mean ? sum / count : sum);
-  outf(c.out(1))[0] = static_cast<float>(count);
-}
-
-void runNll2dBackward(const Call &c) {
-  const Tensor &g = *c.tensor(0), &self = *c.tensor(1), &target = *c.tensor(2),
-               &total = *c.tensor(4), &out = c.out(0);
-  int64_t ignore = c.i("ignore_index", -100);
-  int64_t N = self.shape[0], C = self.shape[1], H = self.shape[2], W = self.shape[3];
-  float *o = outf(out);
-  std::fill_n(o, out.numel(), 0.f);
-  float scale = ldf(g, 0);
-  if (c.i("reduction", 1) == 1)
-    scale /= ldf(total, 0);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t w = 0; w < W; ++w) {
-        int64_t t = ldi(target, n * target.strides[0] + h * target.strides[1] +
-                                    w * target.strides[2]);
-        if (t != ignore && t >= 0 && t < C)
-          o[((n * C + t) * H + h) * W + w] = -scale;
-      }
+  forEachTargetClass(c, *c.tensor(1), *c.tensor(2),
+                     [&](int64_t, int64_t gradientAt) { o[gradientAt] = -scale; });
 }
 
 //===----------------------------------------------------------------------===//
@@ -305,19 +257,19 @@ std::vector<KernelDef> lossCpuKernels() {
   add("aten._log_softmax_backward_data", {"grad_output", "output"}, "dim:int input_dtype:any?", prepareSoftmax,
       runLogSoftmaxBackward);
   add("aten.nll_loss_forward", {"self", "target", "weight?"},
-      "reduction:int[0,2] ignore_index:int", prepareNllForward,
+      "reduction:int[0,2] ignore_index:int", prepareNllForward<false>,
       runNllForward);
   add("aten.nll_loss_backward",
       {"grad_output", "self", "target", "weight?", "total_weight"},
-       "reduction:int[0,2] ignore_index:int", prepareNllBackward,
+       "reduction:int[0,2] ignore_index:int", prepareNllBackward<false>,
       runNllBackward);
   add("aten.nll_loss2d_forward", {"self", "target", "weight?"},
-      "reduction:int[0,2] ignore_index:int", prepareNll2dForward,
-      runNll2dForward);
+      "reduction:int[0,2] ignore_index:int", prepareNllForward<true>,
+      runNllForward);
   add("aten.nll_loss2d_backward",
       {"grad_output", "self", "target", "weight?", "total_weight"},
-       "reduction:int[0,2] ignore_index:int", prepareNll2dBackward,
-      runNll2dBackward);
+       "reduction:int[0,2] ignore_index:int", prepareNllBackward<true>,
+      runNllBackward);
   add("aten.mse_loss", {"self", "target"}, "reduction:int[0,2]?", prepareMse, runMse);
   add("aten.mse_loss_backward", {"grad_output", "self", "target"},
       "reduction:int[0,2]", prepareMseBackward,
