@@ -205,21 +205,23 @@ std::string prepareSameShape(const Signature &sig,
   return "";
 }
 
-// tril(self, diagonal): element (..., i, j) is kept where j - i <= diagonal.
-std::string prepareTril(const Signature &sig) {
+// tril and triu (self, diagonal): of a matrix, or a batch of them.
+std::string prepareTriangle(const Signature &sig) {
   TRY(prepareSameShape(sig));
   if (sig.outputs[0].rank < 2)
     return "needs a matrix, got " + shapeText(sig.outputs[0]);
   return "";
 }
 
-void runTril(const Call &c) {
+/// Element (..., i, j) is kept where j - i <= diagonal (tril, Lower) or
+/// j - i >= diagonal (triu), else zeroed.
+template <bool Lower> void runTriangle(const Call &c) {
   const Tensor &in = *c.tensor(0), &out = c.out(0);
   int64_t rows = out.dim(-2), cols = out.dim(-1), diagonal = c.i("diagonal", 0);
   int64_t width = elementSize(out.dtype);
   for (int64_t k = 0, n = out.numel(); k < n; ++k) {
     int64_t j = k % cols, i = (k / cols) % rows;
-    if (j - i <= diagonal)
+    if (Lower ? j - i <= diagonal : j - i >= diagonal)
       std::memcpy(out.data + k * width, in.at(k), width);
     else
       std::memset(out.data + k * width, 0, width);
@@ -327,20 +329,6 @@ void runMaskedFill(const Call &c) {
       store(out.data + k * width, out.dtype, value);
     else
       std::memcpy(out.data + k * width, self.at(k), width);
-  }
-}
-
-// triu(self, diagonal): element (..., i, j) is kept where j - i >= diagonal.
-void runTriu(const Call &c) {
-  const Tensor &in = *c.tensor(0), &out = c.out(0);
-  int64_t rows = out.dim(-2), cols = out.dim(-1), diagonal = c.i("diagonal", 0);
-  int64_t width = elementSize(out.dtype);
-  for (int64_t k = 0, n = out.numel(); k < n; ++k) {
-    int64_t j = k % cols, i = (k / cols) % rows;
-    if (j - i >= diagonal)
-      std::memcpy(out.data + k * width, in.at(k), width);
-    else
-      std::memset(out.data + k * width, 0, width);
   }
 }
 
@@ -637,7 +625,7 @@ std::vector<KernelDef> layoutCpuKernels() {
       "input_sizes:ints[0,) dim:int start:int? end:int? step:int[1,)", prepareScatterBack<false>,
       runScatterBack<false>);
   add("aten.arange", {}, "start:scalar? end:scalar? step:scalar?", prepareArange, runArange);
-  add("aten.tril", {"self"}, "diagonal:int?", prepareTril, runTril);
+  add("aten.tril", {"self"}, "diagonal:int?", prepareTriangle, runTriangle<true>);
   add("aten.bitwise_not", {"self"}, "", prepareBitwiseNot, runBitwiseNot);
   add("aten.eq.Scalar", {"self"}, "other:scalar", prepareCompare, runCompare<true>);
   add("aten.ne.Scalar", {"self"}, "other:scalar", prepareCompare, runCompare<false>);
@@ -652,7 +640,7 @@ std::vector<KernelDef> layoutCpuKernels() {
   add("aten.roll", {"self"}, "shifts:ints dims:ints?", prepareRoll, runRoll);
   add("aten.constant_pad_nd", {"self"}, "pad:ints value:scalar?", preparePad, runPad);
   add("aten.remainder.Scalar", {"self"}, "other:scalar", prepareRemainder, runRemainder);
-  add("aten.triu", {"self"}, "diagonal:int?", prepareTril, runTriu);
+  add("aten.triu", {"self"}, "diagonal:int?", prepareTriangle, runTriangle<false>);
   add("aten.fill_.Scalar", {"self"}, "value:scalar", prepareFillScalar, runFillScalar, true);
   add("aten.new_empty_strided", {"self"},
       "size:ints[0,) stride:ints[0,)", prepareNewEmptyStrided, runNewEmptyStrided);
