@@ -59,16 +59,19 @@ class CounterStream(TorchDispatchMode):
     which then advances by the elements it drew. Eager execution reaches
     the same aten ops as the exporter's trace (dropout on the CPU is
     `bernoulli_`, then `div_` and `mul`). Random ops the runtime has no
-    kernel for are an error, not torch's own numbers."""
+    kernel for are an error, not torch's own numbers. `drawn` holds the
+    masks drawn, in order."""
 
     def __init__(self, seed, offset=0):
         super().__init__()
         self.seed = seed
         self.offset = offset
+        self.drawn = []
 
     def _draw(self, shape, p):
         mask = bernoulli(self.seed, self.offset, tuple(shape), p)
         self.offset += math.prod(shape)
+        self.drawn.append(mask)
         return mask
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):

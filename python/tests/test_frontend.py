@@ -306,6 +306,10 @@ class RandomStream(unittest.TestCase):
         self.assertTrue(torch.equal(mask, torch.from_numpy(uniform(7, 115, 8) < 0.5)
                                     .reshape(4, 2)))
         self.assertTrue(torch.equal(kept, mask.float() * 2))
+        # `drawn`: each op's mask as drawn (dropout's keep mask), in order.
+        self.assertEqual(len(stream.drawn), 2)
+        self.assertTrue(torch.equal(stream.drawn[0], first))
+        self.assertTrue(torch.equal(stream.drawn[1], mask.float()))
         with self.assertRaisesRegex(NotImplementedError, "aten.randn"):
             with CounterStream(seed=7):
                 torch.randn(3)

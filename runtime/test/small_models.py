@@ -3,9 +3,9 @@ tests: an MLP, a ResNet and a transformer encoder with dropout, exported
 with real initial values, plus a PyTorch reference of the same steps.
 
 The runtime draws dropout masks from its own counter-based generator, so
-the reference replaces dropout by `CounterDropout`, which draws the same
-mask in Python (coop.rng, the one copy of the stream; `step_stream` gives
-each step's start)."""
+the reference runs each step's forward pass inside coop.rng.CounterStream
+(the one Python copy of the stream), which makes nn.Dropout draw the
+runtime's masks of that step."""
 import math
 import sys
 
@@ -13,38 +13,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from coop.rng import bernoulli, random_span
+from coop.rng import CounterStream, random_span
 from coop_export import export
 from coop_export.exporter import STEP_COUNTER, make_optimizer
 
-def step_stream(seed, step, span):
-    """The [seed, offset] CounterDropout starts from in 0-based step `step`:
-    element i of a random op at offset o draws uniform(seed, o + i +
-    step * span)."""
-    return [seed, step * span]
 
-
-class CounterDropout(nn.Module):
-    """nn.Dropout when exported; with `stream` set, the runtime's mask for
-    the next stretch of the stream (the exporter numbers the random ops'
-    offsets in the order the forward pass runs them)."""
-    stream = None  # [seed, offset] while a reference step runs (step_stream)
-    drawn = []     # the masks drawn while `stream` is set, in order
-
-    def __init__(self, p):
-        super().__init__()
-        self.p = p
-
-    def forward(self, x):
-        if CounterDropout.stream is None:
-            return F.dropout(x, self.p, self.training)
-        seed, offset = CounterDropout.stream
-        CounterDropout.stream[1] += x.numel()
-        # What F.dropout traces to: empty_like, bernoulli_(1 - p),
-        # div_(1 - p), mul.
-        mask = bernoulli(seed, offset, x.shape, 1.0 - self.p)
-        CounterDropout.drawn.append(mask.clone())
-        return x * mask.div_(1.0 - self.p)
+def step_stream(step, span):
+    """The runtime's random stream in 0-based step `step` of a graph whose
+    random span is `span` (coop.rng.random_span)."""
+    return CounterStream(SEED, step * span)
 
 
 # --- models ---------------------------------------------------------------
@@ -55,7 +32,7 @@ class MLP(nn.Module):
         self.fc1 = nn.Linear(32, 64)
         self.hidden = nn.ModuleList(nn.Linear(64, 64) for _ in range(hidden_layers))
         self.out = nn.Linear(64, 10)
-        self.drop = CounterDropout(0.1)
+        self.drop = nn.Dropout(0.1)
 
     def forward(self, x):
         x = self.drop(F.relu(self.fc1(x)))
@@ -122,7 +99,7 @@ class EncoderLayer(nn.Module):
         self.proj = nn.Linear(d, d)
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.ff1, self.ff2 = nn.Linear(d, 2 * d), nn.Linear(2 * d, d)
-        self.drop_attn, self.drop1, self.drop2 = (CounterDropout(p) for _ in range(3))
+        self.drop_attn, self.drop1, self.drop2 = (nn.Dropout(p) for _ in range(3))
 
     def forward(self, x):
         b, s, d = x.shape
@@ -202,7 +179,7 @@ class DropoutMLP(nn.Module):
         super().__init__()
         self.fc_in = nn.Linear(16, width)
         self.hidden = nn.ModuleList(nn.Linear(width, width) for _ in range(layers))
-        self.drops = nn.ModuleList(CounterDropout(p) for _ in range(layers))
+        self.drops = nn.ModuleList(nn.Dropout(p) for _ in range(layers))
         self.fc_out = nn.Linear(width, 5)
 
     def forward(self, x):
@@ -275,11 +252,8 @@ def reference_steps(name, steps, graph):
     counter = torch.zeros((), dtype=torch.float32)
     losses = []
     for step in range(steps):
-        CounterDropout.stream = step_stream(SEED, step, span)
-        try:
+        with step_stream(step, span):
             loss = loss_fn(model(*inputs), *targets)
-        finally:
-            CounterDropout.stream = None
         grads = torch.autograd.grad(loss, [p for _, p in params])
         with torch.no_grad():
             shared = rule.begin_step(counter if rule.counts_steps else None)
@@ -309,8 +283,9 @@ def graph_path(name, directory):
 
 
 if __name__ == "__main__":
-    # python3 small_models.py OUTDIR [MODEL...]: writes OUTDIR/<model>.pb for
-    # each model (all when none is named); ctest's e2e fixtures run it.
+    # PYTHONPATH=../../python python3 small_models.py OUTDIR [MODEL...]:
+    # writes OUTDIR/<model>.pb for each model (all when none is named), as
+    # ctest's e2e fixtures do through test_e2e.
     out = sys.argv[1]
     for model_name in sys.argv[2:] or MODELS:
         graph = write_graph(model_name, out)

@@ -44,7 +44,7 @@ if torch is not None:
                 self.mha = nn.MultiheadAttention(d, heads, dropout=attention_dropout,
                                                  batch_first=True)
             self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
-            self.drop = small_models.CounterDropout(0.1)
+            self.drop = nn.Dropout(0.1)
             self.head = nn.Linear(d, vocab)
 
         def attend(self, x):

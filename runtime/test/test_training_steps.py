@@ -22,7 +22,6 @@ RATIO = 0.5
 if test_e2e.torch is not None:
     import torch
     import small_models
-    from small_models import CounterDropout
 
 
 def setUpModule():
@@ -38,13 +37,9 @@ def torch_steps(name, span):
     names = {p: n for n, p in model.named_parameters()}
     losses, masks = [], []
     for step in range(STEPS):
-        CounterDropout.stream = small_models.step_stream(small_models.SEED, step, span)
-        CounterDropout.drawn = []
-        try:
+        with small_models.step_stream(step, span) as stream:
             loss = loss_fn(model(*inputs), *targets)
-        finally:
-            CounterDropout.stream = None
-        masks.append(CounterDropout.drawn)
+        masks.append(stream.drawn)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
