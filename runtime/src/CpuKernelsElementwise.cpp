@@ -5,7 +5,7 @@
 // sigmoid and tanh (recurrent nets); the activations of common CNNs (hard
 // tanh, swish and sigmoid, SiLU, leaky ReLU, ELU and CELU, softplus, mish) and
 // neg, with their backwards. The CUDA backend runs them through
-// CudaKernels.cu's elementwise kernel.
+// CudaKernelsElementwise.cu's elementwise kernel.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,7 +2,7 @@
 //
 // zeros, ones and full (and their _like and new_ forms; empty ones are
 // zero-filled), copies in logical order (clone, contiguous, view, reshape,
-// ...), bernoulli_ and native_dropout. CUDA: CudaKernels.cu's fill, copy
+// ...), bernoulli_ and native_dropout. CUDA: CudaKernelsFill.cu's fill, copy
 // and dropout kernels.
 //
 //===----------------------------------------------------------------------===//

@@ -16,7 +16,7 @@
 // outputs are contiguous; an in-place variant runs in its output, which
 // holds self. An index out of range, which ATen rejects when it runs,
 // reads zeros and writes nothing here, as `run` cannot fail. CUDA:
-// CudaKernelsNorm.cu (embedding, index, index_put).
+// CudaKernelsIndexing.cu (embedding, index, index_put).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,8 +1,7 @@
 //===- CpuKernelsLoss.cpp - CPU kernels: softmax and losses ---------------===//
 //
 // softmax and log_softmax with their backwards, nll_loss (per row and per
-// pixel, nll_loss2d) and mse_loss. CUDA: CudaKernels.cu (softmax, nll_loss),
-// CudaKernelsNorm.cu (nll_loss2d).
+// pixel, nll_loss2d) and mse_loss. CUDA: CudaKernelsLoss.cu.
 //
 //===----------------------------------------------------------------------===//
 

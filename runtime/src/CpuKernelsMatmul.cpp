@@ -1,7 +1,7 @@
 //===- CpuKernelsMatmul.cpp - CPU kernels: matrix products ----------------===//
 //
 // mm, bmm, addmm and baddbmm, each product a fixed-order sum in double.
-// CUDA: cuBLAS (CudaBackend.cpp) or CudaKernels.cu's fallback product.
+// CUDA: cuBLAS (CudaBackend.cpp) or CudaKernelsMatmul.cu's fallback product.
 //
 //===----------------------------------------------------------------------===//
 

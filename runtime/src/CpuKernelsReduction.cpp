@@ -1,7 +1,7 @@
 //===- CpuKernelsReduction.cpp - CPU kernels: sums and means over dimensions ===//
 //
 // sum and mean, over the listed dimensions or all of them. CUDA:
-// CudaKernels.cu's reduction kernel.
+// CudaKernelsReduction.cu's reduction kernel.
 //
 //===----------------------------------------------------------------------===//
 

@@ -6,7 +6,7 @@
 // statically (it loads the driver at run time, so a machine without a GPU
 // or driver gets "no CUDA device: ..." instead of a loader error), and
 // cuBLAS is loaded with dlopen: without it the products run on the own
-// kernel of CudaKernels.cu.
+// kernel of CudaKernelsMatmul.cu.
 //
 // One cudaMalloc for the arena; every CUDA and cuBLAS call's status is
 // checked, the first failure kept and reported by the runtime after the

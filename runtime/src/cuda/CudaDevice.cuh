@@ -85,6 +85,16 @@ __device__ inline float loadFloat(const Operand &t, int64_t off) {
   return static_cast<float>(loadInt(t, off));
 }
 
+/// Row-major element `linear` of a strided view, as float32 or as an
+/// integer.
+__device__ inline float floatAt(const ElementView &v, int64_t linear) {
+  return loadFloat(v.t, offsetOf(linear, v.shape, v.t.strides));
+}
+
+__device__ inline int64_t intAt(const ElementView &v, int64_t linear) {
+  return loadInt(v.t, offsetOf(linear, v.shape, v.t.strides));
+}
+
 } // namespace coop::rt::cuda
 
 #endif // COOP_RUNTIME_CUDA_CUDADEVICE_CUH

@@ -1,14 +1,17 @@
 //===- CudaKernels.h - The CUDA backend's own kernels -----------*- C++ -*-===//
 //
 // Plain structs and launchers, no protobuf and no runtime headers, so that
-// nvcc compiles only CudaKernels.cu. Each launcher enqueues on `stream` and
-// returns the launch status (cudaGetLastError). The kernels mirror the CPU
-// reference kernels (runtime/src/CpuKernels<Family>.cpp: Elementwise, Fill,
-// Reduction, Matmul, Loss): the same formulas, the same sequential double
-// summation order for reductions, softmax and the fallback matrix product,
-// and the same counter-based random stream.
-// CudaKernels.cu is compiled with --fmad=false so that float arithmetic is
-// not contracted into FMAs the CPU does not use.
+// nvcc compiles only the kernel files. The types every kernel file shares,
+// and the launchers of the families whose handlers are in CudaBackend.cpp:
+// each family's kernels in CudaKernels<Family>.cu, as the CPU reference
+// kernels are in runtime/src/CpuKernels<Family>.cpp (Elementwise, Fill,
+// Reduction, Matmul, Loss; nll_loss2d's handler is in CudaOpsNorm.cpp).
+// Each launcher enqueues on `stream` and returns the launch status
+// (cudaGetLastError). The kernels mirror the CPU kernels: the same
+// formulas, the same sequential double summation order for reductions,
+// softmax and the fallback matrix product, and the same counter-based
+// random stream. The kernel files are compiled with --fmad=false so that
+// float arithmetic is not contracted into FMAs the CPU does not use.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COOP_RUNTIME_CUDA_CUDAKERNELS_H
@@ -37,6 +40,13 @@ struct Operand {
 struct Shape {
   int rank = 0;
   int64_t dims[kRank] = {};
+};
+
+/// A strided tensor read by row-major element index, as Tensor::at does.
+/// data == nullptr: an absent optional tensor.
+struct ElementView {
+  Operand t;
+  Shape shape;
 };
 
 enum class Op : int {
@@ -138,6 +148,18 @@ struct Nll {
 };
 cudaError_t launchNllForward(const Nll &p, cudaStream_t stream);
 cudaError_t launchNllBackward(const Nll &p, cudaStream_t stream);
+
+/// nll_loss2d_forward (one thread) and nll_loss2d_backward (one thread per
+/// element): self [N, C, H, W], target [N, H, W], no class weights.
+struct Nll2d {
+  Operand self, target; // their own strides
+  int64_t N = 0, C = 0, H = 0, W = 0, ignore = -100;
+  bool mean = true;
+  char *out = nullptr, *totalWeight = nullptr;  // forward outputs
+  const char *grad = nullptr, *total = nullptr; // backward inputs
+};
+cudaError_t launchNll2dForward(const Nll2d &p, cudaStream_t stream);
+cudaError_t launchNll2dBackward(const Nll2d &p, cudaStream_t stream);
 
 /// out[t, i, j] = alpha * sum_k a[t, i, k] * b[t, k, j] (+ beta * bias),
 /// summed in double in k order: the CPU kernel's product, for operands

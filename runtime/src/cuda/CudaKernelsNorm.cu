@@ -1,4 +1,4 @@
-//===- CudaKernelsNorm.cu - Kernels: normalization, embedding, indexing and the 2-d loss ===//
+//===- CudaKernelsNorm.cu - Kernels: layer norm and batch norm ------------===//
 //
 // See CudaKernelsNorm.h. The formulas, their evaluation order and the
 // float/double conversions are the CPU kernels', term by term.
@@ -11,17 +11,9 @@
 namespace coop::rt::cuda {
 namespace {
 
-__device__ inline float floatAt(const ElementView &v, int64_t linear) {
-  return loadFloat(v.t, offsetOf(linear, v.shape, v.t.strides));
-}
-
 /// An optional parameter's element, or `fallback` when it is absent.
 __device__ inline float floatOr(const ElementView &v, int64_t linear, float fallback) {
   return v.t.data ? floatAt(v, linear) : fallback;
-}
-
-__device__ inline int64_t intAt(const ElementView &v, int64_t linear) {
-  return loadInt(v.t, offsetOf(linear, v.shape, v.t.strides));
 }
 
 //===----------------------------------------------------------------------===//
@@ -183,121 +175,6 @@ __global__ void batchNormBackwardKernel(BatchNorm p) {
   }
 }
 
-//===----------------------------------------------------------------------===//
-// Embedding
-//===----------------------------------------------------------------------===//
-
-__global__ void embeddingKernel(Embedding p, int64_t n) {
-  COOP_GRID_STRIDE(e, n) {
-    int64_t row = intAt(p.indices, e / p.width), d = e % p.width;
-    reinterpret_cast<float *>(p.out)[e] =
-        row >= 0 && row < p.rows
-            ? loadFloat(p.weight, row * p.weight.strides[0] + d * p.weight.strides[1])
-            : 0.f;
-  }
-}
-
-/// Weight row r's gradient: its index occurrences' gradients, added in
-/// index order (the CPU's order for every element).
-__global__ void embeddingBackwardKernel(Embedding p) {
-  COOP_GRID_STRIDE(r, p.rows) {
-    float *o = reinterpret_cast<float *>(p.out) + r * p.width;
-    for (int64_t d = 0; d < p.width; ++d)
-      o[d] = 0.f;
-    if (r == p.paddingIdx)
-      continue;
-    for (int64_t i = 0; i < p.count; ++i) {
-      if (intAt(p.indices, i) != r)
-        continue;
-      for (int64_t d = 0; d < p.width; ++d)
-        o[d] += floatAt(p.grad, i * p.width + d);
-    }
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// index.Tensor, index_put
-//===----------------------------------------------------------------------===//
-
-/// The row of self that index element i selects, or -1 when out of range.
-__device__ inline int64_t indexedRow(const IndexRows &p, int64_t i) {
-  int64_t row = intAt(p.index, i);
-  row += row < 0 ? p.rows : 0;
-  return row >= 0 && row < p.rows ? row : -1;
-}
-
-__global__ void indexKernel(IndexRows p, int64_t n) {
-  COOP_GRID_STRIDE(e, n) {
-    int64_t row = indexedRow(p, e / p.inner);
-    char *dst = p.out + e * p.width;
-    if (row < 0) {
-      for (int b = 0; b < p.width; ++b)
-        dst[b] = 0;
-      continue;
-    }
-    const char *src =
-        p.self.t.data +
-        offsetOf(row * p.inner + e % p.inner, p.self.shape, p.self.t.strides) * p.width;
-    for (int b = 0; b < p.width; ++b)
-      dst[b] = src[b];
-  }
-}
-
-/// Row r of the output takes the values of the index elements selecting
-/// it in index order: the last one, or all of them added.
-__global__ void indexPutKernel(IndexRows p) {
-  COOP_GRID_STRIDE(r, p.rows) {
-    float *o = reinterpret_cast<float *>(p.out) + r * p.inner;
-    for (int64_t i = 0; i < p.count; ++i) {
-      if (indexedRow(p, i) != r)
-        continue;
-      for (int64_t k = 0; k < p.inner; ++k) {
-        float v = loadFloat(p.values, offsetOf(i * p.inner + k, p.indexed, p.values.strides));
-        o[k] = p.accumulate ? o[k] + v : v;
-      }
-    }
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// nll_loss2d
-//===----------------------------------------------------------------------===//
-
-/// The class of pixel (n, h, w), or -1 when it is ignored or out of range.
-__device__ inline int64_t countedClass(const Nll2d &p, int64_t n, int64_t h, int64_t w) {
-  int64_t t = loadInt(p.target,
-                      n * p.target.strides[0] + h * p.target.strides[1] + w * p.target.strides[2]);
-  return t == p.ignore || t < 0 || t >= p.C ? -1 : t;
-}
-
-__global__ void nll2dForwardKernel(Nll2d p) {
-  COOP_SINGLE_THREAD();
-  double sum = 0, count = 0;
-  for (int64_t n = 0; n < p.N; ++n)
-    for (int64_t h = 0; h < p.H; ++h)
-      for (int64_t w = 0; w < p.W; ++w) {
-        int64_t t = countedClass(p, n, h, w);
-        if (t < 0)
-          continue;
-        sum -= loadFloat(p.self, n * p.self.strides[0] + t * p.self.strides[1] +
-                                     h * p.self.strides[2] + w * p.self.strides[3]);
-        count += 1;
-      }
-  reinterpret_cast<float *>(p.out)[0] = static_cast<float>(p.mean ? sum / count : sum);
-  reinterpret_cast<float *>(p.totalWeight)[0] = static_cast<float>(count);
-}
-
-__global__ void nll2dBackwardKernel(Nll2d p, int64_t n) {
-  COOP_GRID_STRIDE(e, n) {
-    int64_t w = e % p.W, h = e / p.W % p.H, ch = e / (p.W * p.H) % p.C,
-            batch = e / (p.W * p.H * p.C);
-    float scale = reinterpret_cast<const float *>(p.grad)[0];
-    if (p.mean)
-      scale /= reinterpret_cast<const float *>(p.total)[0];
-    reinterpret_cast<float *>(p.out)[e] = countedClass(p, batch, h, w) == ch ? -scale : 0.f;
-  }
-}
-
 } // namespace
 
 cudaError_t launchLayerNorm(const LayerNorm &p, cudaStream_t stream) {
@@ -323,44 +200,6 @@ cudaError_t launchBatchNorm(const BatchNorm &p, cudaStream_t stream) {
 cudaError_t launchBatchNormBackward(const BatchNorm &p, cudaStream_t stream) {
   if (p.C > 0)
     COOP_LAUNCH(batchNormBackwardKernel, blocksFor(p.C), kThreads, stream)(p);
-  return cudaGetLastError();
-}
-
-cudaError_t launchEmbedding(const Embedding &p, cudaStream_t stream) {
-  int64_t n = p.count * p.width;
-  if (n > 0)
-    COOP_LAUNCH(embeddingKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
-}
-
-cudaError_t launchEmbeddingBackward(const Embedding &p, cudaStream_t stream) {
-  if (p.rows > 0)
-    COOP_LAUNCH(embeddingBackwardKernel, blocksFor(p.rows), kThreads, stream)(p);
-  return cudaGetLastError();
-}
-
-cudaError_t launchIndex(const IndexRows &p, cudaStream_t stream) {
-  int64_t n = p.count * p.inner;
-  if (n > 0)
-    COOP_LAUNCH(indexKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
-}
-
-cudaError_t launchIndexPut(const IndexRows &p, cudaStream_t stream) {
-  if (p.rows > 0 && p.inner > 0)
-    COOP_LAUNCH(indexPutKernel, blocksFor(p.rows), kThreads, stream)(p);
-  return cudaGetLastError();
-}
-
-cudaError_t launchNll2dForward(const Nll2d &p, cudaStream_t stream) {
-  COOP_LAUNCH(nll2dForwardKernel, 1, 1, stream)(p);
-  return cudaGetLastError();
-}
-
-cudaError_t launchNll2dBackward(const Nll2d &p, cudaStream_t stream) {
-  int64_t n = p.N * p.C * p.H * p.W;
-  if (n > 0)
-    COOP_LAUNCH(nll2dBackwardKernel, blocksFor(n), kThreads, stream)(p, n);
   return cudaGetLastError();
 }
 

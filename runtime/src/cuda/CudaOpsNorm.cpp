@@ -1,6 +1,7 @@
 //===- CudaOpsNorm.cpp - Handlers: normalization, embedding, indexing and the 2-d loss ===//
 
 #include "cuda/CudaBackendImpl.h"
+#include "cuda/CudaKernelsIndexing.h"
 #include "cuda/CudaKernelsNorm.h"
 
 namespace coop::rt::cuda {
