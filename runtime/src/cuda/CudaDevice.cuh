@@ -49,6 +49,16 @@ inline unsigned blocksFor(int64_t n) {
   return static_cast<unsigned>(blocks > 65535 ? 65535 : blocks);
 }
 
+/// Launches `kernel(args...)` on a thread for each of `count` elements
+/// (nothing when there are none) and returns the launch status.
+template <typename... Params, typename... Args>
+cudaError_t launchOver(int64_t count, cudaStream_t stream, void (*kernel)(Params...),
+                       Args... args) {
+  if (count > 0)
+    COOP_LAUNCH(kernel, blocksFor(count), kThreads, stream)(args...);
+  return cudaGetLastError();
+}
+
 inline int64_t numel(const Shape &s) {
   int64_t n = 1;
   for (int d = 0; d < s.rank; ++d)

@@ -249,15 +249,6 @@ __global__ void adaptiveAvgPoolBackwardKernel(Pool2d p, int64_t count) {
   }
 }
 
-/// Launches a pooling kernel over `count` elements (the output's or, for
-/// the backward kernels, the input's).
-cudaError_t launchPool(void (*kernel)(Pool2d, int64_t), const Pool2d &p, int64_t count,
-                       cudaStream_t stream) {
-  if (count > 0)
-    COOP_LAUNCH(kernel, blocksFor(count), kThreads, stream)(p, count);
-  return cudaGetLastError();
-}
-
 int64_t pooledCount(const Pool2d &p) { return p.N * p.C * p.OH * p.OW; }
 int64_t inputCount(const Pool2d &p) { return p.N * p.C * p.H * p.W; }
 
@@ -265,16 +256,12 @@ int64_t inputCount(const Pool2d &p) { return p.N * p.C * p.H * p.W; }
 
 cudaError_t launchConvGather(const ConvGather &p, cudaStream_t stream) {
   int64_t n = p.N * p.outChannels * p.outH * p.outW;
-  if (n > 0)
-    COOP_LAUNCH(convGatherKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, convGatherKernel, p, n);
 }
 
 cudaError_t launchConvWeightGrad(const ConvWeightGrad &p, cudaStream_t stream) {
   int64_t n = p.aChannels * p.bPerGroup * p.taps.R * p.taps.S;
-  if (n > 0)
-    COOP_LAUNCH(convWeightGradKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, convWeightGradKernel, p, n);
 }
 
 cudaError_t launchConvBiasGrad(const Operand &gradOutput, const Shape &shape, char *out,
@@ -286,22 +273,22 @@ cudaError_t launchConvBiasGrad(const Operand &gradOutput, const Shape &shape, ch
 }
 
 cudaError_t launchMaxPool(const Pool2d &p, cudaStream_t stream) {
-  return launchPool(maxPoolKernel, p, pooledCount(p), stream);
+  return launchOver(pooledCount(p), stream, maxPoolKernel, p, pooledCount(p));
 }
 cudaError_t launchMaxPoolBackward(const Pool2d &p, cudaStream_t stream) {
-  return launchPool(maxPoolBackwardKernel, p, inputCount(p), stream);
+  return launchOver(inputCount(p), stream, maxPoolBackwardKernel, p, inputCount(p));
 }
 cudaError_t launchAvgPool(const Pool2d &p, cudaStream_t stream) {
-  return launchPool(avgPoolKernel, p, pooledCount(p), stream);
+  return launchOver(pooledCount(p), stream, avgPoolKernel, p, pooledCount(p));
 }
 cudaError_t launchAvgPoolBackward(const Pool2d &p, cudaStream_t stream) {
-  return launchPool(avgPoolBackwardKernel, p, inputCount(p), stream);
+  return launchOver(inputCount(p), stream, avgPoolBackwardKernel, p, inputCount(p));
 }
 cudaError_t launchAdaptiveAvgPool(const Pool2d &p, cudaStream_t stream) {
-  return launchPool(adaptiveAvgPoolKernel, p, pooledCount(p), stream);
+  return launchOver(pooledCount(p), stream, adaptiveAvgPoolKernel, p, pooledCount(p));
 }
 cudaError_t launchAdaptiveAvgPoolBackward(const Pool2d &p, cudaStream_t stream) {
-  return launchPool(adaptiveAvgPoolBackwardKernel, p, inputCount(p), stream);
+  return launchOver(inputCount(p), stream, adaptiveAvgPoolBackwardKernel, p, inputCount(p));
 }
 
 } // namespace coop::rt::cuda

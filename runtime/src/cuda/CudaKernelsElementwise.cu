@@ -77,9 +77,7 @@ __global__ void elementwiseKernel(Elementwise p, int64_t n) {
 
 cudaError_t launchElementwise(const Elementwise &p, cudaStream_t stream) {
   int64_t n = numel(p.shape);
-  if (n > 0)
-    COOP_LAUNCH(elementwiseKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, elementwiseKernel, p, n);
 }
 
 } // namespace coop::rt::cuda

@@ -56,9 +56,7 @@ __global__ void randomKernel(Random p, int64_t n) {
 } // namespace
 
 cudaError_t launchFill(char *out, int dtype, int64_t count, double value, cudaStream_t stream) {
-  if (count > 0)
-    COOP_LAUNCH(fillKernel, blocksFor(count), kThreads, stream)(out, dtype, count, value);
-  return cudaGetLastError();
+  return launchOver(count, stream, fillKernel, out, dtype, count, value);
 }
 
 cudaError_t launchCopy(char *dst, const Operand &src, const Shape &shape, int width,
@@ -71,20 +69,17 @@ cudaError_t launchCopy(char *dst, const Operand &src, const Shape &shape, int wi
     return cudaGetLastError();
   }
   switch (width) {
-  case 1: COOP_LAUNCH(copyKernel<uint8_t>, blocksFor(n), kThreads, stream)(dst, src, shape, n); break;
-  case 2: COOP_LAUNCH(copyKernel<uint16_t>, blocksFor(n), kThreads, stream)(dst, src, shape, n); break;
-  case 4: COOP_LAUNCH(copyKernel<uint32_t>, blocksFor(n), kThreads, stream)(dst, src, shape, n); break;
-  case 8: COOP_LAUNCH(copyKernel<uint64_t>, blocksFor(n), kThreads, stream)(dst, src, shape, n); break;
+  case 1: return launchOver(n, stream, copyKernel<uint8_t>, dst, src, shape, n);
+  case 2: return launchOver(n, stream, copyKernel<uint16_t>, dst, src, shape, n);
+  case 4: return launchOver(n, stream, copyKernel<uint32_t>, dst, src, shape, n);
+  case 8: return launchOver(n, stream, copyKernel<uint64_t>, dst, src, shape, n);
   default: return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
 }
 
 cudaError_t launchRandom(const Random &p, cudaStream_t stream) {
   int64_t n = numel(p.shape);
-  if (n > 0)
-    COOP_LAUNCH(randomKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, randomKernel, p, n);
 }
 
 } // namespace coop::rt::cuda

@@ -91,22 +91,16 @@ __global__ void indexPutKernel(IndexRows p) {
 
 cudaError_t launchEmbedding(const Embedding &p, cudaStream_t stream) {
   int64_t n = p.count * p.width;
-  if (n > 0)
-    COOP_LAUNCH(embeddingKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, embeddingKernel, p, n);
 }
 
 cudaError_t launchEmbeddingBackward(const Embedding &p, cudaStream_t stream) {
-  if (p.rows > 0)
-    COOP_LAUNCH(embeddingBackwardKernel, blocksFor(p.rows), kThreads, stream)(p);
-  return cudaGetLastError();
+  return launchOver(p.rows, stream, embeddingBackwardKernel, p);
 }
 
 cudaError_t launchIndex(const IndexRows &p, cudaStream_t stream) {
   int64_t n = p.count * p.inner;
-  if (n > 0)
-    COOP_LAUNCH(indexKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, indexKernel, p, n);
 }
 
 cudaError_t launchIndexPut(const IndexRows &p, cudaStream_t stream) {

@@ -124,44 +124,32 @@ __global__ void arangeKernel(char *out, int dtype, int64_t n, double start, doub
 
 cudaError_t launchStridedCopy(const StridedCopy &p, cudaStream_t stream) {
   int64_t n = numel(p.shape);
-  if (n > 0)
-    COOP_LAUNCH(stridedCopyKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, stridedCopyKernel, p, n);
 }
 
 cudaError_t launchMaskedFill(const MaskedFill &p, cudaStream_t stream) {
   int64_t n = numel(p.shape);
-  if (n > 0)
-    COOP_LAUNCH(maskedFillKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, maskedFillKernel, p, n);
 }
 
 cudaError_t launchTriangle(const Triangle &p, cudaStream_t stream) {
   int64_t n = numel(p.shape);
-  if (n > 0)
-    COOP_LAUNCH(triangleKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, triangleKernel, p, n);
 }
 
 cudaError_t launchLogical(const Logical &p, cudaStream_t stream) {
   int64_t n = numel(p.shape);
-  if (n > 0)
-    COOP_LAUNCH(logicalKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, logicalKernel, p, n);
 }
 
 cudaError_t launchRoll(const Roll &p, cudaStream_t stream) {
   int64_t n = numel(p.shape);
-  if (n > 0)
-    COOP_LAUNCH(rollKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, rollKernel, p, n);
 }
 
 cudaError_t launchArange(char *out, int dtype, int64_t count, double start, double step,
                          cudaStream_t stream) {
-  if (count > 0)
-    COOP_LAUNCH(arangeKernel, blocksFor(count), kThreads, stream)(out, dtype, count, start, step);
-  return cudaGetLastError();
+  return launchOver(count, stream, arangeKernel, out, dtype, count, start, step);
 }
 
 } // namespace coop::rt::cuda

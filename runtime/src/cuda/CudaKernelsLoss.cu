@@ -130,9 +130,7 @@ cudaError_t launchNllForward(const Nll &p, cudaStream_t stream) {
 
 cudaError_t launchNllBackward(const Nll &p, cudaStream_t stream) {
   int64_t n = p.N * p.C;
-  if (n > 0)
-    COOP_LAUNCH(nllBackwardKernel, blocksFor(n), kThreads, stream)(p);
-  return cudaGetLastError();
+  return launchOver(n, stream, nllBackwardKernel, p);
 }
 
 cudaError_t launchNll2dForward(const Nll2d &p, cudaStream_t stream) {
@@ -142,9 +140,7 @@ cudaError_t launchNll2dForward(const Nll2d &p, cudaStream_t stream) {
 
 cudaError_t launchNll2dBackward(const Nll2d &p, cudaStream_t stream) {
   int64_t n = p.N * p.C * p.H * p.W;
-  if (n > 0)
-    COOP_LAUNCH(nll2dBackwardKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, nll2dBackwardKernel, p, n);
 }
 
 } // namespace coop::rt::cuda

@@ -30,9 +30,7 @@ __global__ void matmulKernel(Matmul p, int64_t n) {
 
 cudaError_t launchMatmul(const Matmul &p, cudaStream_t stream) {
   int64_t n = p.batch * p.M * p.N;
-  if (n > 0)
-    COOP_LAUNCH(matmulKernel, blocksFor(n), kThreads, stream)(p, n);
-  return cudaGetLastError();
+  return launchOver(n, stream, matmulKernel, p, n);
 }
 
 } // namespace coop::rt::cuda

@@ -178,9 +178,7 @@ __global__ void batchNormBackwardKernel(BatchNorm p) {
 } // namespace
 
 cudaError_t launchLayerNorm(const LayerNorm &p, cudaStream_t stream) {
-  if (p.rows > 0)
-    COOP_LAUNCH(layerNormKernel, blocksFor(p.rows), kThreads, stream)(p);
-  return cudaGetLastError();
+  return launchOver(p.rows, stream, layerNormKernel, p);
 }
 
 cudaError_t launchLayerNormBackward(const LayerNorm &p, cudaStream_t stream) {
@@ -192,15 +190,11 @@ cudaError_t launchLayerNormBackward(const LayerNorm &p, cudaStream_t stream) {
 }
 
 cudaError_t launchBatchNorm(const BatchNorm &p, cudaStream_t stream) {
-  if (p.C > 0)
-    COOP_LAUNCH(batchNormKernel, blocksFor(p.C), kThreads, stream)(p);
-  return cudaGetLastError();
+  return launchOver(p.C, stream, batchNormKernel, p);
 }
 
 cudaError_t launchBatchNormBackward(const BatchNorm &p, cudaStream_t stream) {
-  if (p.C > 0)
-    COOP_LAUNCH(batchNormBackwardKernel, blocksFor(p.C), kThreads, stream)(p);
-  return cudaGetLastError();
+  return launchOver(p.C, stream, batchNormBackwardKernel, p);
 }
 
 } // namespace coop::rt::cuda

@@ -30,9 +30,7 @@ __global__ void reduceKernel(Reduce p) {
 } // namespace
 
 cudaError_t launchReduce(const Reduce &p, cudaStream_t stream) {
-  if (p.outCount > 0)
-    COOP_LAUNCH(reduceKernel, blocksFor(p.outCount), kThreads, stream)(p);
-  return cudaGetLastError();
+  return launchOver(p.outCount, stream, reduceKernel, p);
 }
 
 } // namespace coop::rt::cuda
