@@ -1,8 +1,8 @@
 //===- CudaDevice.cuh - What every kernel file of the backend shares -*- C++ -*-===//
 //
-// Device helpers (strided offsets, loads; HostDeviceMath.h has the random
-// stream)
-// and the launch macros. Every kernel is a grid-stride loop, so the same
+// Device helpers (strided offsets, loads, ElementView reads;
+// HostDeviceMath.h has the random stream), the launch macros and
+// launchOver. Every kernel is a grid-stride loop, so the same
 // source also compiles as plain C++ for host emulation
 // (runtime/test/cuda-emulation): there a "launch" is one call of the
 // kernel function with one block of one thread, which walks every index in
