@@ -369,8 +369,10 @@ void runMaxPoolBackward(const Call &c) {
 // (count_include_pad) or to the input.
 //===----------------------------------------------------------------------===//
 
-struct AvgPool {
-  int64_t N, C, H, W, OH, OW, kh, kw, sh, sw, ph, pw, divisor;
+/// poolGeometry's window (avg_pool2d has no dilation: 1), the divisor and
+/// whether it counts the padding.
+struct AvgPool : Pool2d {
+  int64_t divisor;
   bool includePad;
 
   /// The window of output (oh, ow), clipped to the input, and its divisor.
@@ -391,11 +393,7 @@ struct AvgPool {
 
 AvgPool avgPool(const Call &c, const Tensor &in, const Tensor &out) {
   AvgPool p;
-  p.N = in.shape[0]; p.C = in.shape[1]; p.H = in.shape[2]; p.W = in.shape[3];
-  p.OH = out.shape[2]; p.OW = out.shape[3];
-  p.kh = c.listItem("kernel_size", 0, 1); p.kw = c.listItem("kernel_size", 1, 1);
-  p.sh = c.listItem("stride", 0, p.kh); p.sw = c.listItem("stride", 1, p.kw);
-  p.ph = c.listItem("padding", 0, 0); p.pw = c.listItem("padding", 1, 0);
+  static_cast<Pool2d &>(p) = poolGeometry(c, in, out);
   p.divisor = c.has("divisor_override") ? c.i("divisor_override") : 0;
   p.includePad = c.b("count_include_pad", true);
   return p;
@@ -420,11 +418,18 @@ std::string checkAvgPool(const Call &c, const Tensor &in, const Tensor &out) {
   return "";
 }
 
-std::string prepareAvgPool(const Signature &sig) {
+/// One float32 operand, `name`, and a float32 output that `check` accepts
+/// for it (average pooling, upsampling).
+std::string prepareFloatMap(const Signature &sig, const char *name,
+                            std::string (*check)(const Call &, const Tensor &, const Tensor &)) {
   TRY(operands(sig, 1));
-  TRY(dtypeIs(*sig.call.tensor(0), "self", coop_pb::FLOAT32));
+  TRY(dtypeIs(*sig.call.tensor(0), name, coop_pb::FLOAT32));
   TRY(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
-  return checkAvgPool(sig.call, *sig.call.tensor(0), sig.outputs[0]);
+  return check(sig.call, *sig.call.tensor(0), sig.outputs[0]);
+}
+
+std::string prepareAvgPool(const Signature &sig) {
+  return prepareFloatMap(sig, "self", checkAvgPool);
 }
 
 float pooledAt(const Tensor &t, int64_t n, int64_t ch, int64_t h, int64_t w) {
@@ -646,10 +651,7 @@ std::string checkUpsample(const Call &c, const Tensor &in, const Tensor &out) {
 }
 
 std::string prepareUpsample(const Signature &sig) {
-  TRY(operands(sig, 1));
-  TRY(dtypeIs(*sig.call.tensor(0), "input", coop_pb::FLOAT32));
-  TRY(dtypeIs(sig.outputs[0], "the output", coop_pb::FLOAT32));
-  return checkUpsample(sig.call, *sig.call.tensor(0), sig.outputs[0]);
+  return prepareFloatMap(sig, "input", checkUpsample);
 }
 
 void runUpsampleNearest(const Call &c) {
