@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <memory>
 
@@ -54,8 +55,15 @@ std::string describe(const Candidate &candidate) {
 class CandidateSearch {
 public:
   CandidateSearch(const Graph &graph, const PlanOptions &options)
-      : graph_(graph), options_(options),
-        start_(std::chrono::steady_clock::now()) {}
+      : graph_(graph), options_(options) {
+    if (options.searchTimeLimitSeconds > 0)
+      options_.deadline = std::min(
+          options.deadline,
+          std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(
+                      options.searchTimeLimitSeconds)));
+  }
 
   /// How promising a candidate is: its executed cost when it planned;
   /// otherwise worse than any plan, the earlier it ran out of memory.
@@ -70,23 +78,17 @@ public:
     }
   };
   /// Plans one candidate, unless a plan was found and it recomputes nothing
-  /// or the time limit has passed. Quick: one simulation in the budget's
-  /// arena (a scheduled candidate's unbounded one first), no replays after
-  /// a failure. Thorough: plan() as the options ask (replays, simulated
-  /// arenas).
+  /// or the time limit has passed (the first candidate always runs). Quick:
+  /// one simulation in the budget's arena (a scheduled candidate's
+  /// unbounded one first), no replays after a failure. Thorough: plan() as
+  /// the options ask (replays, simulated arenas), until the deadline.
   Rank consider(Candidate &candidate, bool thorough);
   Status finish(Plan *out);
 
 private:
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start_)
-        .count();
-  }
-
   const Graph &graph_;
-  const PlanOptions &options_;
-  const std::chrono::steady_clock::time_point start_;
+  /// The caller's, with the search's deadline.
+  PlanOptions options_;
   std::vector<SearchCandidate> tried_;
   Plan best_, first_;
   bool found_ = false, timedOut_ = false;
@@ -125,8 +127,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
                                                 bool thorough) {
   if (found_ && best_.stats.recomputeCount == 0)
     return Rank(); // nothing recomputes less
-  if (found_ && options_.searchTimeLimitSeconds > 0 &&
-      elapsed() > options_.searchTimeLimitSeconds) {
+  if (!tried_.empty() && deadlinePassed(options_)) {
     timedOut_ = true;
     return Rank();
   }
@@ -154,11 +155,14 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
       describe(candidate) +
       (candidate.policy == Policy::None ? ""
                                          : thorough ? ", thorough" : ", quick");
-  const double began = elapsed();
+  const auto began = std::chrono::steady_clock::now();
   Plan result;
   Status st = plan(graph_, options, &result);
-  tried_.push_back(
-      {name, bool(st), result.stats.computeOverhead, elapsed() - began});
+  tried_.push_back({name, bool(st), result.stats.computeOverhead,
+                    std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - began)
+                        .count()});
+  timedOut_ |= result.stats.timeLimitReached;
   if (tried_.size() == 1) {
     firstError_ = st;
     first_ = result;
@@ -177,8 +181,19 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
 Status CandidateSearch::finish(Plan *out) {
   *out = found_ ? std::move(best_) : std::move(first_);
   out->stats.candidates = std::move(tried_);
-  out->stats.searchTimeLimitReached = timedOut_;
-  return found_ ? Status::ok() : firstError_;
+  out->stats.timeLimitReached = timedOut_;
+  if (found_)
+    return Status::ok();
+  // Below the floor no time helps: that error says why.
+  if (!timedOut_ || options_.budgetBytes < out->stats.memoryFloorBytes)
+    return firstError_;
+  char limit[32];
+  std::snprintf(limit, sizeof(limit), "%g", options_.searchTimeLimitSeconds);
+  return Status::error(
+      "no plan found within the time limit of " + std::string(limit) +
+      " s (" + std::to_string(out->stats.candidates.size()) +
+      (out->stats.candidates.size() == 1 ? " candidate" : " candidates") +
+      " tried; the first: " + firstError_.message() + ")");
 }
 
 } // namespace

@@ -122,8 +122,9 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
            "search (the default: the best of several candidate plans), or "
            "one policy: lookahead, coop, dtr, dte or none">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"3.0",
-           "policy=search: seconds after which no new candidate starts "
-           "once a plan is found (0: no limit)">,
+           "policy=search: seconds after which the search starts no new "
+           "candidate, replay or simulated arena, plan found or not "
+           "(0: no limit)">,
     Option<"alignment", "alignment", "int64_t", /*default=*/"512",
            "Alignment of every buffer, in bytes">,
     Option<"partition", "partition", "bool", /*default=*/"true",
