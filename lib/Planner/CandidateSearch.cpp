@@ -31,13 +31,24 @@ struct Candidate {
   /// Coop's contiguous window, or single victims compared per byte.
   bool window;
   /// Evictions scheduled for the live bytes to stay below this per mille of
-  /// the budget (0: none), computed when the candidate first runs.
+  /// the budget it plans for (0: none), computed when the candidate first
+  /// runs.
   int targetPerMille;
+  /// Plans for this per mille of the budget: a plan that fits a smaller
+  /// budget fits the budget too, and a smaller budget sometimes plans with
+  /// less overhead (the simulator and the schedule's greedy are not
+  /// monotone in their budget).
+  int budgetPerMille = 1000;
   std::shared_ptr<const EvictionSchedule> schedule;
   /// No schedule of its own: its target is below the floor, or the greedy
   /// reached no lower a peak than for another target.
   bool redundant = false;
 };
+
+std::string percent(int perMille) {
+  return std::to_string(perMille / 10) + "." + std::to_string(perMille % 10) +
+         " %";
+}
 
 std::string describe(const Candidate &candidate) {
   if (candidate.policy == Policy::None)
@@ -47,9 +58,16 @@ std::string describe(const Candidate &candidate) {
     name += " (single victims)";
   if (candidate.targetPerMille > 0)
     name += " after evictions scheduled for " +
-            std::to_string(candidate.targetPerMille / 10) + "." +
-            std::to_string(candidate.targetPerMille % 10) + " % of the budget";
+            percent(candidate.targetPerMille) + " of the budget";
+  if (candidate.budgetPerMille < 1000)
+    name += ", planned for " + percent(candidate.budgetPerMille) +
+            " of the budget";
   return name;
+}
+
+/// Per mille of `bytes`, without overflow.
+int64_t perMilleOf(int64_t bytes, int64_t perMille) {
+  return bytes / 1000 * perMille + bytes % 1000 * perMille / 1000;
 }
 
 class CandidateSearch {
@@ -95,7 +113,8 @@ private:
   Status firstError_ = Status::ok();
   /// For schedules, once one is needed.
   std::unique_ptr<StepAnalysis> analysis_;
-  std::vector<int64_t> scheduledPeaks_;
+  /// The planning budget and live-byte peak of every schedule so far.
+  std::vector<std::pair<int64_t, int64_t>> scheduledPeaks_;
 
   /// Computes `candidate`'s schedule, or marks it redundant.
   void schedule(Candidate &candidate);
@@ -104,21 +123,23 @@ private:
 void CandidateSearch::schedule(Candidate &candidate) {
   if (!analysis_)
     analysis_ = std::make_unique<StepAnalysis>(analyse(graph_, options_));
-  const int64_t budget = options_.budgetBytes;
-  const int64_t perMille = candidate.targetPerMille;
-  const int64_t target = budget / 1000 * perMille + budget % 1000 * perMille / 1000;
+  const int64_t budget =
+      perMilleOf(options_.budgetBytes, candidate.budgetPerMille);
+  const int64_t target = perMilleOf(budget, candidate.targetPerMille);
   if (target < analysis_->floorBytes) {
     candidate.redundant = true;
     return;
   }
   ScheduledEvictions scheduled =
       scheduleEvictions(graph_, *analysis_, options_.alignment, target);
-  if (std::find(scheduledPeaks_.begin(), scheduledPeaks_.end(),
-                scheduled.peakLiveBytes) != scheduledPeaks_.end()) {
+  const std::pair<int64_t, int64_t> planned = {budget,
+                                               scheduled.peakLiveBytes};
+  if (std::find(scheduledPeaks_.begin(), scheduledPeaks_.end(), planned) !=
+      scheduledPeaks_.end()) {
     candidate.redundant = true;
     return;
   }
-  scheduledPeaks_.push_back(scheduled.peakLiveBytes);
+  scheduledPeaks_.push_back(planned);
   candidate.schedule = std::make_shared<const EvictionSchedule>(
       std::move(scheduled.evictAfter));
 }
@@ -137,6 +158,11 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   if (candidate.redundant)
     return Rank();
   PlanOptions options = options_;
+  options.budgetBytes =
+      perMilleOf(options_.budgetBytes, candidate.budgetPerMille);
+  // Below the floor (which the first candidate recorded) nothing plans.
+  if (!tried_.empty() && options.budgetBytes < first_.stats.memoryFloorBytes)
+    return Rank();
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
@@ -172,6 +198,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   const Rank rank = {true, result.stats.executedCostUs, kNone};
   if (!found_ || costsLess(result.stats, best_.stats)) {
     best_ = std::move(result);
+    best_.budgetBytes = options_.budgetBytes;
     best_.stats.winningCandidate = name;
     found_ = true;
   }
@@ -227,13 +254,28 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
       options.learnFromFailures ||
       (options.offlinePacking &&
        options.simulatedArenas != PlanOptions::ArenaSearch::BudgetOnly);
-  if (thoroughDiffers) {
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const auto &a, const auto &b) {
-                       return a.first < b.first;
-                     });
-    for (auto &entry : ranked)
-      search.consider(entry.second, true);
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
+  // The thorough round, best first. Right after the leader, before the
+  // time limit can cut them, and only when it planned at once (where
+  // nothing did, a smaller budget is a waste of the time left): the two
+  // best candidates planned for 3/4 and 7/8 of this budget, whose plans fit
+  // it too, so that it is not worse than what they find there.
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (thoroughDiffers)
+      search.consider(ranked[i].second, true);
+    if (i > 0 || !ranked[i].first.planned)
+      continue;
+    for (int perMille : {750, 875})
+      for (size_t leader = 0; leader < std::min<size_t>(2, ranked.size());
+           ++leader) {
+        Candidate below = ranked[leader].second;
+        below.budgetPerMille = perMille;
+        below.schedule = nullptr;
+        below.redundant = false;
+        search.consider(below, true);
+      }
   }
   return search.finish(out);
 }
