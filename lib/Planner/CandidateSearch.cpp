@@ -96,7 +96,8 @@ public:
     }
   };
   /// Plans one candidate, unless a plan was found and it recomputes nothing
-  /// or the time limit has passed (the first candidate always runs). Quick:
+  /// or the time limit has passed (the first candidate always runs, to its
+  /// end). Quick:
   /// one simulation in the budget's arena (a scheduled candidate's
   /// unbounded one first), no replays after a failure. Thorough: plan() as
   /// the options ask (replays, simulated arenas), until the deadline.
@@ -163,6 +164,12 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   // Below the floor (which the first candidate recorded) nothing plans.
   if (!tried_.empty() && options.budgetBytes < first_.stats.memoryFloorBytes)
     return Rank();
+  // The first candidate (a quick one, or the schedule without evictions)
+  // runs whatever the time: one simulation, no replays, so that a limit
+  // mostly spent before the search (sizing for a ratio, a busy machine)
+  // still gets one attempt.
+  if (tried_.empty())
+    options.deadline = std::chrono::steady_clock::time_point::max();
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
@@ -211,9 +218,13 @@ Status CandidateSearch::finish(Plan *out) {
   out->stats.timeLimitReached = timedOut_;
   if (found_)
     return Status::ok();
-  // Below the floor no time helps: that error says why.
-  if (!timedOut_ || options_.budgetBytes < out->stats.memoryFloorBytes)
+  if (!timedOut_)
     return firstError_;
+  // Below the floor no time helps: that error says why, not the limit.
+  if (options_.budgetBytes < out->stats.memoryFloorBytes) {
+    out->stats.timeLimitReached = false;
+    return firstError_;
+  }
   char limit[32];
   std::snprintf(limit, sizeof(limit), "%g", options_.searchTimeLimitSeconds);
   return Status::error(
