@@ -97,10 +97,10 @@ public:
   };
   /// Plans one candidate, unless a plan was found and it recomputes nothing
   /// or the time limit has passed (the first candidate always runs, to its
-  /// end). Quick:
-  /// one simulation in the budget's arena (a scheduled candidate's
-  /// unbounded one first), no replays after a failure. Thorough: plan() as
-  /// the options ask (replays, simulated arenas), until the deadline.
+  /// end). Quick: one simulation in the budget's arena (a scheduled
+  /// candidate's unbounded one first), no replays after a failure.
+  /// Thorough: plan() as the options ask (replays, simulated arenas), until
+  /// the deadline.
   Rank consider(Candidate &candidate, bool thorough);
   Status finish(Plan *out);
 

@@ -98,8 +98,9 @@ struct PlanOptions {
   /// Repack by the simulator's own order only (PackOptions): quick.
   bool packInitialOrderOnly = false;
   /// searchPlan(): seconds after which no new candidate, replay or
-  /// simulated arena starts, whether a plan was found or not (0: no limit).
-  /// A binding limit makes the result depend on the machine's speed.
+  /// simulated arena starts, whether a plan was found or not (0: no limit);
+  /// the first candidate runs to its end. A binding limit makes the result
+  /// depend on the machine's speed.
   double searchTimeLimitSeconds = 3.0;
   /// simulate() stops (a failure) at the first op after this, and plan()
   /// tries no new simulated arena; searchPlan() brings it forward to
@@ -248,7 +249,9 @@ bool costsLess(const PlanStats &a, const PlanStats &b);
 /// coop, dtr, dte, and lookahead following evictions scheduled ahead of
 /// time for the live bytes to stay below targets around the budget. A
 /// quick round simulates each in the budget's arena without replays; a
-/// thorough round, best first, runs plan() with the given options.
+/// thorough round, best first, runs plan() with the given options; when
+/// the quick round's leader planned, the two best also plan for 3/4 and
+/// 7/8 of the budget (a plan for a smaller budget fits this one).
 /// options.policy is ignored. options.searchTimeLimitSeconds bounds the
 /// whole search; deterministic unless it stops it (the stats say so).
 /// Fails like the first candidate when none fits, or, when the time limit
