@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <memory>
 
@@ -30,13 +31,24 @@ struct Candidate {
   /// Coop's contiguous window, or single victims compared per byte.
   bool window;
   /// Evictions scheduled for the live bytes to stay below this per mille of
-  /// the budget (0: none), computed when the candidate first runs.
+  /// the budget it plans for (0: none), computed when the candidate first
+  /// runs.
   int targetPerMille;
+  /// Plans for this per mille of the budget: a plan that fits a smaller
+  /// budget fits the budget too, and a smaller budget sometimes plans with
+  /// less overhead (the simulator and the schedule's greedy are not
+  /// monotone in their budget).
+  int budgetPerMille = 1000;
   std::shared_ptr<const EvictionSchedule> schedule;
   /// No schedule of its own: its target is below the floor, or the greedy
   /// reached no lower a peak than for another target.
   bool redundant = false;
 };
+
+std::string percent(int perMille) {
+  return std::to_string(perMille / 10) + "." + std::to_string(perMille % 10) +
+         " %";
+}
 
 std::string describe(const Candidate &candidate) {
   if (candidate.policy == Policy::None)
@@ -46,16 +58,30 @@ std::string describe(const Candidate &candidate) {
     name += " (single victims)";
   if (candidate.targetPerMille > 0)
     name += " after evictions scheduled for " +
-            std::to_string(candidate.targetPerMille / 10) + "." +
-            std::to_string(candidate.targetPerMille % 10) + " % of the budget";
+            percent(candidate.targetPerMille) + " of the budget";
+  if (candidate.budgetPerMille < 1000)
+    name += ", planned for " + percent(candidate.budgetPerMille) +
+            " of the budget";
   return name;
+}
+
+/// Per mille of `bytes`, without overflow.
+int64_t perMilleOf(int64_t bytes, int64_t perMille) {
+  return bytes / 1000 * perMille + bytes % 1000 * perMille / 1000;
 }
 
 class CandidateSearch {
 public:
   CandidateSearch(const Graph &graph, const PlanOptions &options)
-      : graph_(graph), options_(options),
-        start_(std::chrono::steady_clock::now()) {}
+      : graph_(graph), options_(options) {
+    if (options.searchTimeLimitSeconds > 0)
+      options_.deadline = std::min(
+          options.deadline,
+          std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(
+                      options.searchTimeLimitSeconds)));
+  }
 
   /// How promising a candidate is: its executed cost when it planned;
   /// otherwise worse than any plan, the earlier it ran out of memory.
@@ -70,30 +96,26 @@ public:
     }
   };
   /// Plans one candidate, unless a plan was found and it recomputes nothing
-  /// or the time limit has passed. Quick: one simulation in the budget's
-  /// arena (a scheduled candidate's unbounded one first), no replays after
-  /// a failure. Thorough: plan() as the options ask (replays, simulated
-  /// arenas).
+  /// or the time limit has passed (the first candidate always runs, to its
+  /// end). Quick: one simulation in the budget's arena (a scheduled
+  /// candidate's unbounded one first), no replays after a failure.
+  /// Thorough: plan() as the options ask (replays, simulated arenas), until
+  /// the deadline.
   Rank consider(Candidate &candidate, bool thorough);
   Status finish(Plan *out);
 
 private:
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start_)
-        .count();
-  }
-
   const Graph &graph_;
-  const PlanOptions &options_;
-  const std::chrono::steady_clock::time_point start_;
+  /// The caller's, with the search's deadline.
+  PlanOptions options_;
   std::vector<SearchCandidate> tried_;
   Plan best_, first_;
   bool found_ = false, timedOut_ = false;
   Status firstError_ = Status::ok();
   /// For schedules, once one is needed.
   std::unique_ptr<StepAnalysis> analysis_;
-  std::vector<int64_t> scheduledPeaks_;
+  /// The planning budget and live-byte peak of every schedule so far.
+  std::vector<std::pair<int64_t, int64_t>> scheduledPeaks_;
 
   /// Computes `candidate`'s schedule, or marks it redundant.
   void schedule(Candidate &candidate);
@@ -102,21 +124,23 @@ private:
 void CandidateSearch::schedule(Candidate &candidate) {
   if (!analysis_)
     analysis_ = std::make_unique<StepAnalysis>(analyse(graph_, options_));
-  const int64_t budget = options_.budgetBytes;
-  const int64_t perMille = candidate.targetPerMille;
-  const int64_t target = budget / 1000 * perMille + budget % 1000 * perMille / 1000;
+  const int64_t budget =
+      perMilleOf(options_.budgetBytes, candidate.budgetPerMille);
+  const int64_t target = perMilleOf(budget, candidate.targetPerMille);
   if (target < analysis_->floorBytes) {
     candidate.redundant = true;
     return;
   }
   ScheduledEvictions scheduled =
       scheduleEvictions(graph_, *analysis_, options_.alignment, target);
-  if (std::find(scheduledPeaks_.begin(), scheduledPeaks_.end(),
-                scheduled.peakLiveBytes) != scheduledPeaks_.end()) {
+  const std::pair<int64_t, int64_t> planned = {budget,
+                                               scheduled.peakLiveBytes};
+  if (std::find(scheduledPeaks_.begin(), scheduledPeaks_.end(), planned) !=
+      scheduledPeaks_.end()) {
     candidate.redundant = true;
     return;
   }
-  scheduledPeaks_.push_back(scheduled.peakLiveBytes);
+  scheduledPeaks_.push_back(planned);
   candidate.schedule = std::make_shared<const EvictionSchedule>(
       std::move(scheduled.evictAfter));
 }
@@ -125,8 +149,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
                                                 bool thorough) {
   if (found_ && best_.stats.recomputeCount == 0)
     return Rank(); // nothing recomputes less
-  if (found_ && options_.searchTimeLimitSeconds > 0 &&
-      elapsed() > options_.searchTimeLimitSeconds) {
+  if (!tried_.empty() && deadlinePassed(options_)) {
     timedOut_ = true;
     return Rank();
   }
@@ -136,6 +159,17 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   if (candidate.redundant)
     return Rank();
   PlanOptions options = options_;
+  options.budgetBytes =
+      perMilleOf(options_.budgetBytes, candidate.budgetPerMille);
+  // Below the floor (which the first candidate recorded) nothing plans.
+  if (!tried_.empty() && options.budgetBytes < first_.stats.memoryFloorBytes)
+    return Rank();
+  // The first candidate (a quick one, or the schedule without evictions)
+  // runs whatever the time: one simulation, no replays, so that a limit
+  // mostly spent before the search (sizing for a ratio, a busy machine)
+  // still gets one attempt.
+  if (tried_.empty())
+    options.deadline = std::chrono::steady_clock::time_point::max();
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
@@ -154,11 +188,14 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
       describe(candidate) +
       (candidate.policy == Policy::None ? ""
                                          : thorough ? ", thorough" : ", quick");
-  const double began = elapsed();
+  const auto began = std::chrono::steady_clock::now();
   Plan result;
   Status st = plan(graph_, options, &result);
-  tried_.push_back(
-      {name, bool(st), result.stats.computeOverhead, elapsed() - began});
+  tried_.push_back({name, bool(st), result.stats.computeOverhead,
+                    std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - began)
+                        .count()});
+  timedOut_ |= result.stats.timeLimitReached;
   if (tried_.size() == 1) {
     firstError_ = st;
     first_ = result;
@@ -168,6 +205,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   const Rank rank = {true, result.stats.executedCostUs, kNone};
   if (!found_ || costsLess(result.stats, best_.stats)) {
     best_ = std::move(result);
+    best_.budgetBytes = options_.budgetBytes;
     best_.stats.winningCandidate = name;
     found_ = true;
   }
@@ -177,8 +215,23 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
 Status CandidateSearch::finish(Plan *out) {
   *out = found_ ? std::move(best_) : std::move(first_);
   out->stats.candidates = std::move(tried_);
-  out->stats.searchTimeLimitReached = timedOut_;
-  return found_ ? Status::ok() : firstError_;
+  out->stats.timeLimitReached = timedOut_;
+  if (found_)
+    return Status::ok();
+  if (!timedOut_)
+    return firstError_;
+  // Below the floor no time helps: that error says why, not the limit.
+  if (options_.budgetBytes < out->stats.memoryFloorBytes) {
+    out->stats.timeLimitReached = false;
+    return firstError_;
+  }
+  char limit[32];
+  std::snprintf(limit, sizeof(limit), "%g", options_.searchTimeLimitSeconds);
+  return Status::error(
+      "no plan found within the time limit of " + std::string(limit) +
+      " s (" + std::to_string(out->stats.candidates.size()) +
+      (out->stats.candidates.size() == 1 ? " candidate" : " candidates") +
+      " tried; the first: " + firstError_.message() + ")");
 }
 
 } // namespace
@@ -212,13 +265,28 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
       options.learnFromFailures ||
       (options.offlinePacking &&
        options.simulatedArenas != PlanOptions::ArenaSearch::BudgetOnly);
-  if (thoroughDiffers) {
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const auto &a, const auto &b) {
-                       return a.first < b.first;
-                     });
-    for (auto &entry : ranked)
-      search.consider(entry.second, true);
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
+  // The thorough round, best first. Right after the leader, before the
+  // time limit can cut them, and only when it planned at once (where
+  // nothing did, a smaller budget is a waste of the time left): the two
+  // best candidates planned for 3/4 and 7/8 of this budget, whose plans fit
+  // it too, so that it is not worse than what they find there.
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (thoroughDiffers)
+      search.consider(ranked[i].second, true);
+    if (i > 0 || !ranked[i].first.planned)
+      continue;
+    for (int perMille : {750, 875})
+      for (size_t leader = 0; leader < std::min<size_t>(2, ranked.size());
+           ++leader) {
+        Candidate below = ranked[leader].second;
+        below.budgetPerMille = perMille;
+        below.schedule = nullptr;
+        below.redundant = false;
+        search.consider(below, true);
+      }
   }
   return search.finish(out);
 }

@@ -58,7 +58,8 @@ public:
 
   /// Simulates in an arena of `simulated` bytes and, unless its own
   /// addresses already fit the budget, repacks the plan; without `rescue`,
-  /// a failed simulation is not replayed.
+  /// a failed simulation is not replayed. After the deadline, the
+  /// simulation fails at once.
   Outcome tryArena(int64_t simulated, bool rescue = true);
   bool found() const { return found_; }
   /// The simulator's error at the budget's arena (else at the first arena
@@ -67,6 +68,8 @@ public:
   const Plan &firstPlan() const { return firstPlan_; }
   /// Moves the winning plan out, repacked, with the search's figures.
   Status take(Plan *out);
+  /// Without a fitting plan: the first plan tried and its error.
+  Status fail(Plan *out);
   bool bestRecomputesNothing() const {
     return found_ && best_.stats.recomputeCount == 0;
   }
@@ -82,6 +85,7 @@ private:
   bool found_ = false;
   bool budgetTried_ = false;
   bool bestRepacked_ = false;
+  bool timeLimitReached_ = false;
   Status firstError_ = Status::ok();
   int64_t tried_ = 0;
   double packingSeconds_ = 0;
@@ -102,6 +106,7 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
   Plan candidate;
   Status st = simulate(graph_, options, &candidate);
   candidate.stats.simulatedBudgetBytes = simulated;
+  timeLimitReached_ |= candidate.stats.timeLimitReached;
   // Only a plan whose own addresses do not fit needs packing to be judged
   // (the winner is repacked in take()); none that keeps more bytes live at
   // once than the budget can fit. `none` is always packed: its arena is
@@ -152,7 +157,14 @@ Status SimulatedBudgetSearch::take(Plan *out) {
   *out = std::move(best_);
   out->stats.simulatedBudgetsTried = tried_;
   out->stats.packingSeconds = packingSeconds_;
+  out->stats.timeLimitReached = timeLimitReached_;
   return Status::ok();
+}
+
+Status SimulatedBudgetSearch::fail(Plan *out) {
+  *out = firstPlan_;
+  out->stats.timeLimitReached = timeLimitReached_;
+  return firstError_;
 }
 
 } // namespace
@@ -204,17 +216,11 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
     // repacked, the budget's own can only add evictions.
     if (search.tryArena(unbounded) != Outcome::Fits)
       search.tryArena(budget);
-    if (!search.found()) {
-      *out = search.firstPlan();
-      return search.firstError();
-    }
-    return search.take(out);
+    return search.found() ? search.take(out) : search.fail(out);
   }
   const Outcome atBudget = search.tryArena(budget);
-  if (budget < search.firstPlan().stats.memoryFloorBytes) {
-    *out = search.firstPlan();
-    return search.firstError(); // names the floor
-  }
+  if (budget < search.firstPlan().stats.memoryFloorBytes)
+    return search.fail(out); // names the floor
   // When the simulator ran short of bytes, not of a contiguous run, a
   // larger arena only keeps more live: no packing brings that back.
   const PlanStats &first = search.firstPlan().stats;
@@ -278,11 +284,7 @@ Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
               Outcome::SimulationFailed)
         break;
     }
-  if (!search.found()) {
-    *out = search.firstPlan();
-    return search.firstError();
-  }
-  return search.take(out);
+  return search.found() ? search.take(out) : search.fail(out);
 }
 
 Status minimumBudget(const Graph &graph, PlanOptions options,

@@ -908,6 +908,12 @@ Status Simulator::run() {
   }
 
   for (OpId k = 0; k < OpId(g_.ops.size()); ++k) {
+    // One replay of a large step can take a second: bounded too.
+    if (deadlinePassed(options_)) {
+      stats.timeLimitReached = true;
+      return Status::error("the time limit stopped the simulation at " +
+                           describeOp(k));
+    }
     Status st = runOp(k);
     if (!st)
       return st;
@@ -966,6 +972,8 @@ Status replay(const Graph &graph, const PlanOptions &options,
       return st;
     if (attempt == 0)
       first = st;
+    if (out->stats.timeLimitReached)
+      return first;
     bool learned = false;
     const OpId failed = simulator.failedOp();
     for (TensorId t : simulator.evictedInputsOfFailedOp())

@@ -324,9 +324,18 @@ LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
   if (!step.isValid())
     return emitError(step.getErrorLoc())
            << "cannot plan step: " << step.getError();
+  const auto sizingStart = std::chrono::steady_clock::now();
   FailureOr<planner::PlanOptions> options = buildOptions(func, step.getGraph());
   if (failed(options))
     return failure();
+  // The search's time limit bounds the step's whole planning: sizing the
+  // budget for a ratio (`none`'s arena packed, 1.5 s for a 12k-op step)
+  // counts too.
+  if (searchCandidates && timeLimit > 0)
+    options->deadline =
+        sizingStart +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(double(timeLimit)));
 
   planner::Plan plan;
   auto start = std::chrono::steady_clock::now();
@@ -336,6 +345,12 @@ LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
   double planningSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  if (!status && plan.stats.timeLimitReached)
+    // The search as a whole stopped, not an op.
+    return emitError(stepLocation(func))
+           << "cannot plan @" << func.getSymName() << " with policy '"
+           << policy << "': " << status.message()
+           << "; try time-limit=0 (no limit) or a larger one";
   if (!status) {
     // At the op the failure is about, never at the function: a
     // diagnostic shows its location's source line, and a step's
@@ -511,7 +526,7 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
   if (searchCandidates) {
     os << "\n  plan search:        " << stats.candidates.size()
        << " candidates tried"
-       << (stats.searchTimeLimitReached ? " (time limit reached)" : "")
+       << (stats.timeLimitReached ? " (time limit reached)" : "")
        << "; won: " << stats.winningCandidate;
     for (const planner::SearchCandidate &candidate : stats.candidates) {
       os << "\n    " << candidate.name << ": ";

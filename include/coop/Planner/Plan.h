@@ -16,6 +16,7 @@
 #include "coop/Planner/Packer.h"
 #include "coop/Planner/Status.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -96,10 +97,23 @@ struct PlanOptions {
   int64_t packingNodeLimit = 2000;
   /// Repack by the simulator's own order only (PackOptions): quick.
   bool packInitialOrderOnly = false;
-  /// searchPlan(): once a plan is found, no new candidate starts after
-  /// this many seconds (0: no limit).
+  /// searchPlan(): seconds after which no new candidate, replay or
+  /// simulated arena starts, whether a plan was found or not (0: no limit);
+  /// the first candidate runs to its end. A binding limit makes the result
+  /// depend on the machine's speed.
   double searchTimeLimitSeconds = 3.0;
+  /// simulate() stops (a failure) at the first op after this, and plan()
+  /// tries no new simulated arena; searchPlan() brings it forward to
+  /// searchTimeLimitSeconds from its start. Default: never.
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::time_point::max();
 };
+
+/// Has `options.deadline` passed? (No clock read when there is none.)
+inline bool deadlinePassed(const PlanOptions &options) {
+  return options.deadline != std::chrono::steady_clock::time_point::max() &&
+         std::chrono::steady_clock::now() >= options.deadline;
+}
 
 /// The largest buffer alignment (1 GiB): a value of at most
 /// coop::kMaxPlannedBytes rounded up to it still fits in int64_t.
@@ -192,11 +206,14 @@ struct PlanStats {
   std::string packingMethod;
   bool packingProvedOptimal = false;
 
-  /// searchPlan() only: every candidate tried, in order, the winner's name,
-  /// and whether the time limit stopped the search early.
+  /// Whether options.deadline stopped the planner early: a replay, a
+  /// simulated arena or a candidate it did not try.
+  bool timeLimitReached = false;
+
+  /// searchPlan() only: every candidate tried, in order, and the winner's
+  /// name.
   std::vector<SearchCandidate> candidates;
   std::string winningCandidate;
-  bool searchTimeLimitReached = false;
 };
 
 struct Plan {
@@ -232,10 +249,13 @@ bool costsLess(const PlanStats &a, const PlanStats &b);
 /// coop, dtr, dte, and lookahead following evictions scheduled ahead of
 /// time for the live bytes to stay below targets around the budget. A
 /// quick round simulates each in the budget's arena without replays; a
-/// thorough round, best first, runs plan() with the given options.
-/// options.policy is ignored. Deterministic unless
-/// options.searchTimeLimitSeconds stops it (the stats say so). Fails like
-/// the first candidate when none fits.
+/// thorough round, best first, runs plan() with the given options; when
+/// the quick round's leader planned, the two best also plan for 3/4 and
+/// 7/8 of the budget (a plan for a smaller budget fits this one).
+/// options.policy is ignored. options.searchTimeLimitSeconds bounds the
+/// whole search; deterministic unless it stops it (the stats say so).
+/// Fails like the first candidate when none fits, or, when the time limit
+/// stopped a search that found no plan above the floor, says so.
 Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out);
 
 /// Gives `plan` new offsets: its buffers' lifetimes packed by packBuffers(),

@@ -106,7 +106,9 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
     ```
 
     A budget below the memory floor, or one the policy cannot meet, is an
-    error that names the floor and the op. So is an input with no
+    error that names the floor and the op; a search that `time-limit`
+    (which bounds the step's whole planning, plan found or not) stops
+    without a plan is an error at the step that says so. So is an input with no
     `coop.step` function, and a numeric option outside its range (budget
     and small-region up to 2^62 bytes, alignment 1 B to 1 GiB, time-limit
     0 to 10^6 s, pack-nodes 0 to 10^9).
@@ -122,8 +124,9 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
            "search (the default: the best of several candidate plans), or "
            "one policy: lookahead, coop, dtr, dte or none">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"3.0",
-           "policy=search: seconds after which no new candidate starts "
-           "once a plan is found (0: no limit)">,
+           "policy=search: seconds after which the search starts no new "
+           "candidate, replay or simulated arena, plan found or not "
+           "(0: no limit)">,
     Option<"alignment", "alignment", "int64_t", /*default=*/"512",
            "Alignment of every buffer, in bytes">,
     Option<"partition", "partition", "bool", /*default=*/"true",
