@@ -17,18 +17,22 @@
 namespace coop::planner {
 namespace {
 
-/// Range add and maximum (with its leftmost position) over op indices.
+/// Range add, maximum (with its leftmost position) and minimum over op
+/// indices.
 class Profile {
 public:
-  explicit Profile(const std::vector<int64_t> &bytes) {
+  explicit Profile(const std::vector<int64_t> &bytes) : ops_(bytes.size()) {
     while (size_ < bytes.size())
       size_ *= 2;
-    max_.assign(2 * size_, std::numeric_limits<int64_t>::min() / 2);
+    max_.assign(2 * size_, kLowest);
+    min_.assign(2 * size_, kLowest);
     pending_.assign(2 * size_, 0);
     for (size_t i = 0; i < bytes.size(); ++i)
-      max_[size_ + i] = bytes[i];
-    for (size_t i = size_ - 1; i >= 1; --i)
+      max_[size_ + i] = min_[size_ + i] = bytes[i];
+    for (size_t i = size_ - 1; i >= 1; --i) {
       max_[i] = std::max(max_[2 * i], max_[2 * i + 1]);
+      min_[i] = std::min(min_[2 * i], min_[2 * i + 1]);
+    }
   }
   /// Adds `delta` to the ops in [from, to].
   void add(int64_t from, int64_t to, int64_t delta) {
@@ -36,6 +40,10 @@ public:
       add(1, 0, int64_t(size_) - 1, from, to, delta);
   }
   int64_t max() const { return max_[1]; }
+  /// The maximum over the ops in [from, to] (the lowest value when empty).
+  int64_t max(int64_t from, int64_t to) const {
+    return from <= to ? max(1, 0, int64_t(size_) - 1, from, to) : kLowest;
+  }
   /// The first op where the maximum is reached.
   int64_t argMax() const {
     size_t node = 1;
@@ -45,14 +53,63 @@ public:
     }
     return int64_t(node - size_);
   }
+  /// The ops around `op` (which must be above `limit`) that are all above
+  /// `limit`: the excursion over it that `op` is part of.
+  std::pair<int64_t, int64_t> runAbove(int64_t op, int64_t limit) const {
+    const int64_t before = lastAtMost(1, 0, int64_t(size_) - 1, op, limit, 0);
+    const int64_t after = firstAtMost(1, 0, int64_t(size_) - 1, op, limit, 0);
+    return {before + 1, std::min<int64_t>(after, int64_t(ops_)) - 1};
+  }
 
 private:
+  static constexpr int64_t kLowest = std::numeric_limits<int64_t>::min() / 2;
+
+  int64_t max(size_t node, int64_t lo, int64_t hi, int64_t from,
+              int64_t to) const {
+    if (to < lo || hi < from)
+      return kLowest;
+    if (from <= lo && hi <= to)
+      return max_[node];
+    const int64_t mid = lo + (hi - lo) / 2;
+    return std::max(max(2 * node, lo, mid, from, to),
+                    max(2 * node + 1, mid + 1, hi, from, to)) +
+           pending_[node];
+  }
+  /// The last op before `op` at most `limit` (-1: none); `above` is what
+  /// the ancestors of `node` add.
+  int64_t lastAtMost(size_t node, int64_t lo, int64_t hi, int64_t op,
+                     int64_t limit, int64_t above) const {
+    if (lo >= op || min_[node] + above > limit)
+      return -1;
+    if (lo == hi)
+      return lo;
+    const int64_t mid = lo + (hi - lo) / 2;
+    above += pending_[node];
+    const int64_t right = lastAtMost(2 * node + 1, mid + 1, hi, op, limit, above);
+    return right >= 0 ? right
+                      : lastAtMost(2 * node, lo, mid, op, limit, above);
+  }
+  /// The first op after `op` at most `limit` (size_: none).
+  int64_t firstAtMost(size_t node, int64_t lo, int64_t hi, int64_t op,
+                      int64_t limit, int64_t above) const {
+    if (hi <= op || min_[node] + above > limit)
+      return int64_t(size_);
+    if (lo == hi)
+      return lo;
+    const int64_t mid = lo + (hi - lo) / 2;
+    above += pending_[node];
+    const int64_t left = firstAtMost(2 * node, lo, mid, op, limit, above);
+    return left < int64_t(size_)
+               ? left
+               : firstAtMost(2 * node + 1, mid + 1, hi, op, limit, above);
+  }
   void add(size_t node, int64_t lo, int64_t hi, int64_t from, int64_t to,
            int64_t delta) {
     if (to < lo || hi < from)
       return;
     if (from <= lo && hi <= to) {
       max_[node] += delta;
+      min_[node] += delta;
       pending_[node] += delta;
       return;
     }
@@ -60,12 +117,14 @@ private:
     add(2 * node, lo, mid, from, to, delta);
     add(2 * node + 1, mid + 1, hi, from, to, delta);
     max_[node] = std::max(max_[2 * node], max_[2 * node + 1]) + pending_[node];
+    min_[node] = std::min(min_[2 * node], min_[2 * node + 1]) + pending_[node];
   }
 
+  const size_t ops_;
   size_t size_ = 1;
-  /// max_: of the subtree, pending_ included; pending_: added to the whole
-  /// subtree and not yet pushed to its children.
-  std::vector<int64_t> max_, pending_;
+  /// max_, min_: of the subtree, pending_ included; pending_: added to the
+  /// whole subtree and not yet pushed to its children.
+  std::vector<int64_t> max_, min_, pending_;
 };
 
 /// A value dropped after read `from` and recomputed before read `to`.
@@ -112,6 +171,13 @@ struct Price {
   std::vector<std::pair<TensorId, OpId>> reads;
 };
 
+/// A gap the greedy chose, its bytes per microsecond and its price.
+struct Choice {
+  int32_t gap;
+  double score;
+  Price price;
+};
+
 class Scheduler {
 public:
   Scheduler(const Graph &graph, const StepAnalysis &analysis,
@@ -134,6 +200,11 @@ private:
   /// or too long a chain.
   bool addRecomputation(TensorId root, OpId at, bool rootCounts, Price *price);
   bool priceOf(const Gap &gap, Price *price);
+  /// Undoes, dearest first, every choice whose gap stays at most
+  /// `limitBytes` with the value resident again: later choices, made at
+  /// other peaks, often lower the earlier ones' peaks as well.
+  void dropRedundant(std::vector<Choice> *chosen, const std::vector<Gap> &gaps,
+                     Profile *profile, int64_t limitBytes);
 
   const Graph &g_;
   const StepAnalysis &a_;
@@ -247,16 +318,23 @@ ScheduledEvictions Scheduler::run(int64_t targetBytes) {
   }
 
   std::vector<char> taken(gaps.size(), 0);
+  std::vector<Choice> chosen;
   Price price, bestPrice;
   while (profile.max() > targetBytes) {
     int32_t best = -1;
     double bestScore = 0;
-    index.forEachCovering(profile.argMax(), [&](int32_t id) {
+    const int64_t peak = profile.argMax();
+    const auto [runFrom, runTo] = profile.runAbove(peak, targetBytes);
+    index.forEachCovering(peak, [&](int32_t id) {
       if (taken[id] || !priceOf(gaps[id], &price))
         return;
-      // Bytes freed per microsecond recomputed; the longer gap on ties.
+      // Bytes freed, times the ops of the run over the target they are
+      // freed for, per microsecond recomputed; the longer gap on ties.
       const Gap &gap = gaps[id];
-      const double score = double(bytes(gap.value)) / (price.costUs + 1e-6);
+      const int64_t overlap = std::min<int64_t>(gap.to - 1, runTo) -
+                              std::max<int64_t>(gap.from + 1, runFrom) + 1;
+      const double score = double(bytes(gap.value)) * double(overlap) /
+                           (price.costUs + 1e-6);
       if (best < 0 || score > bestScore ||
           (score == bestScore &&
            gap.to - gap.from > gaps[best].to - gaps[best].from)) {
@@ -276,10 +354,45 @@ ScheduledEvictions Scheduler::run(int64_t targetBytes) {
     for (auto [value, at] : bestPrice.reads)
       if (g_.tensors[value].producer != kNone)
         readAt_[value].push_back(at);
-    result.evictAfter[gap.from].push_back(gap.value);
+    chosen.push_back({best, bestScore, std::move(bestPrice)});
   }
+  dropRedundant(&chosen, gaps, &profile, profile.max());
+  for (const Choice &choice : chosen)
+    result.evictAfter[gaps[choice.gap].from].push_back(gaps[choice.gap].value);
   result.peakLiveBytes = profile.max();
   return result;
+}
+
+void Scheduler::dropRedundant(std::vector<Choice> *chosen,
+                              const std::vector<Gap> &gaps, Profile *profile,
+                              int64_t limitBytes) {
+  // Most bytes per microsecond last: the dearest choices go first.
+  std::vector<size_t> order(chosen->size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return (*chosen)[a].score < (*chosen)[b].score;
+  });
+  std::vector<char> dropped(chosen->size(), 0);
+  for (size_t i : order) {
+    const Choice &choice = (*chosen)[i];
+    const Gap &gap = gaps[choice.gap];
+    if (profile->max(gap.from + 1, gap.to - 1) + bytes(gap.value) >
+        limitBytes)
+      continue;
+    dropped[i] = 1;
+    profile->add(gap.from + 1, gap.to - 1, bytes(gap.value));
+    for (auto [at, rebuilt] : choice.price.rebuilt)
+      profile->add(at, at, -rebuilt);
+    std::vector<std::pair<OpId, OpId>> &absent = absent_[gap.value];
+    absent.erase(std::find(absent.begin(), absent.end(),
+                           std::make_pair(gap.from, gap.to)));
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < chosen->size(); ++i)
+    if (!dropped[i])
+      (*chosen)[kept++] = std::move((*chosen)[i]);
+  chosen->resize(kept);
 }
 
 } // namespace

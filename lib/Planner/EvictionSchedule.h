@@ -24,8 +24,11 @@ struct ScheduledEvictions {
 };
 
 /// Greedy: while the profile's peak is above `targetBytes`, evicts, over
-/// the peak, the value between two of its reads that frees the most bytes
-/// per microsecond recomputed. The price of an eviction is its own
+/// the peak, the value between two of its reads that frees the most
+/// byte-ops per microsecond recomputed: its bytes times the ops of the run
+/// over the target around the peak that its gap covers. Then every choice
+/// that the peak reached no longer needs is undone, dearest per byte
+/// first. The price of an eviction is its own
 /// recomputation at the next read (the producer, and the producers of
 /// inputs gone by then) plus the recomputations of it that earlier choices,
 /// which read it inside the gap, now need; each adds its bytes briefly
