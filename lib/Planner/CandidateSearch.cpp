@@ -24,17 +24,22 @@ namespace {
 
 /// A policy, its eviction shape, and evictions chosen ahead of time.
 struct Candidate {
-  Candidate(Policy policy, bool window, int targetPerMille = 0)
-      : policy(policy), window(window), targetPerMille(targetPerMille) {}
+  Candidate(Policy policy, bool window, int targetPerMille = 0,
+            RebuiltBytes rebuilt = RebuiltBytes::EveryValue)
+      : policy(policy), window(window), targetPerMille(targetPerMille),
+        rebuilt(rebuilt) {}
   Policy policy;
   /// Coop's contiguous window, or single victims compared per byte.
   bool window;
   /// Evictions scheduled for the live bytes to stay below this per mille of
   /// the budget (0: none), computed when the candidate first runs.
   int targetPerMille;
+  /// How the schedule counts what its recomputations rebuild.
+  RebuiltBytes rebuilt;
   std::shared_ptr<const EvictionSchedule> schedule;
-  /// No schedule of its own: its target is below the floor, or the greedy
-  /// reached no lower a peak than for another target.
+  /// No schedule of its own: its target is below the floor, the greedy
+  /// reached no lower a peak than for another target, or (HeldAtOnce) the
+  /// same target was reached counting every rebuilt value.
   bool redundant = false;
 };
 
@@ -48,6 +53,9 @@ std::string describe(const Candidate &candidate) {
     name += " after evictions scheduled for " +
             std::to_string(candidate.targetPerMille / 10) + "." +
             std::to_string(candidate.targetPerMille % 10) + " % of the budget";
+  if (candidate.targetPerMille > 0 &&
+      candidate.rebuilt == RebuiltBytes::HeldAtOnce)
+    name += " (recomputations counted as held)";
   return name;
 }
 
@@ -94,6 +102,8 @@ private:
   /// For schedules, once one is needed.
   std::unique_ptr<StepAnalysis> analysis_;
   std::vector<int64_t> scheduledPeaks_;
+  /// Targets (per mille) reached counting every rebuilt value.
+  std::vector<int> reachedPerMille_;
 
   /// Computes `candidate`'s schedule, or marks it redundant.
   void schedule(Candidate &candidate);
@@ -105,12 +115,19 @@ void CandidateSearch::schedule(Candidate &candidate) {
   const int64_t budget = options_.budgetBytes;
   const int64_t perMille = candidate.targetPerMille;
   const int64_t target = budget / 1000 * perMille + budget % 1000 * perMille / 1000;
-  if (target < analysis_->floorBytes) {
+  const bool reached = std::find(reachedPerMille_.begin(),
+                                 reachedPerMille_.end(),
+                                 perMille) != reachedPerMille_.end();
+  if (target < analysis_->floorBytes ||
+      (candidate.rebuilt == RebuiltBytes::HeldAtOnce && reached)) {
     candidate.redundant = true;
     return;
   }
-  ScheduledEvictions scheduled =
-      scheduleEvictions(graph_, *analysis_, options_.alignment, target);
+  ScheduledEvictions scheduled = scheduleEvictions(
+      graph_, *analysis_, options_.alignment, target, candidate.rebuilt);
+  if (candidate.rebuilt == RebuiltBytes::EveryValue &&
+      scheduled.peakLiveBytes <= target)
+    reachedPerMille_.push_back(int(perMille));
   if (std::find(scheduledPeaks_.begin(), scheduledPeaks_.end(),
                 scheduled.peakLiveBytes) != scheduledPeaks_.end()) {
     candidate.redundant = true;
@@ -196,8 +213,12 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // simulator's contiguity and the packing's leftovers), then above it (the
   // policy makes the last evictions where they fit best).
   std::vector<Candidate> candidates;
-  for (int perMille : {1000, 970, 940, 1030})
-    candidates.push_back({Policy::Lookahead, true, perMille});
+  // Where a target is out of the greedy's reach with the margin of every
+  // rebuilt value (near the floor), again counting what is really held.
+  for (RebuiltBytes rebuilt :
+       {RebuiltBytes::EveryValue, RebuiltBytes::HeldAtOnce})
+    for (int perMille : {1000, 970, 940, 1030})
+      candidates.push_back({Policy::Lookahead, true, perMille, rebuilt});
   for (Policy policy : {Policy::Lookahead, Policy::Coop, Policy::DTR,
                         Policy::DTE}) {
     candidates.push_back({policy, true});

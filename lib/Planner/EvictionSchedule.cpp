@@ -162,29 +162,39 @@ private:
   std::vector<std::vector<int32_t>> lists_;
 };
 
+/// A recomputation a choice makes necessary, besides the value it rebuilds.
+struct Rebuild {
+  /// It runs before this op.
+  OpId at;
+  /// Every value it rebuilds, and the most it holds at once: one op's
+  /// output with the inputs rebuilt for it.
+  int64_t everyValueBytes, heldAtOnceBytes;
+};
+
 /// What choosing a gap costs and changes.
 struct Price {
   double costUs = 0;
-  /// Bytes the recomputations rebuild, at the op before which they run.
-  std::vector<std::pair<OpId, int64_t>> rebuilt;
+  std::vector<Rebuild> rebuilt;
   /// Values the recomputations read where they run: they must stay there.
   std::vector<std::pair<TensorId, OpId>> reads;
 };
 
-/// A gap the greedy chose, its bytes per microsecond and its price.
+/// A gap the greedy chose, its byte-ops per microsecond, and what it added
+/// to the profile where its recomputations run (counted RebuiltBytes::EveryValue).
 struct Choice {
   int32_t gap;
   double score;
-  Price price;
+  std::vector<std::pair<OpId, int64_t>> rebuilt;
 };
 
 class Scheduler {
 public:
   Scheduler(const Graph &graph, const StepAnalysis &analysis,
-            int64_t alignment)
-      : g_(graph), a_(analysis), alignment_(alignment),
+            int64_t alignment, RebuiltBytes rebuilt)
+      : g_(graph), a_(analysis), alignment_(alignment), rebuilt_(rebuilt),
         opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
-        readAt_(graph.tensors.size()), chainStamp_(graph.ops.size(), 0) {}
+        readAt_(graph.tensors.size()), rebuiltBefore_(graph.ops.size(), 0),
+        chainStamp_(graph.ops.size(), 0) {}
 
   ScheduledEvictions run(int64_t targetBytes);
 
@@ -193,6 +203,10 @@ private:
     return allocationSize(g_.tensors[t].bytes, alignment_);
   }
   std::vector<int64_t> liveProfile() const;
+  /// What op `k` allocates itself: its outputs and its workspace.
+  int64_t allocatedBy(OpId k) const;
+  /// Raises the profile for `rebuild`; returns what it added (EveryValue).
+  int64_t addRebuilt(Profile *profile, const Rebuild &rebuild);
   /// Is `t` resident at op `at` under the evictions chosen so far?
   bool presentAt(TensorId t, OpId at) const;
   /// Adds to `price` rebuilding `root` just before op `at`: its producer
@@ -209,11 +223,14 @@ private:
   const Graph &g_;
   const StepAnalysis &a_;
   const int64_t alignment_;
+  const RebuiltBytes rebuilt_;
   const OpId opCount_;
   /// Per value: the chosen gaps, as (from, to).
   std::vector<std::vector<std::pair<OpId, OpId>>> absent_;
   /// Per value: ops before which a chosen recomputation reads it.
   std::vector<std::vector<OpId>> readAt_;
+  /// Per op (RebuiltBytes::HeldAtOnce): what the recomputations before it add there.
+  std::vector<int64_t> rebuiltBefore_;
   std::vector<uint32_t> chainStamp_;
   uint32_t chainEpoch_ = 0;
 };
@@ -242,6 +259,31 @@ std::vector<int64_t> Scheduler::liveProfile() const {
   return profile;
 }
 
+int64_t Scheduler::allocatedBy(OpId k) const {
+  int64_t allocated = g_.ops[k].workspaceBytes > 0
+                          ? allocationSize(g_.ops[k].workspaceBytes, alignment_)
+                          : 0;
+  for (TensorId out : g_.ops[k].outputs)
+    if (a_.content[out] == out)
+      allocated += bytes(out);
+  return allocated;
+}
+
+int64_t Scheduler::addRebuilt(Profile *profile, const Rebuild &rebuild) {
+  const OpId at = rebuild.at;
+  if (rebuilt_ == RebuiltBytes::EveryValue) {
+    profile->add(at, at, rebuild.everyValueBytes);
+    return rebuild.everyValueBytes;
+  }
+  const int64_t extra =
+      std::max<int64_t>(rebuild.heldAtOnceBytes - allocatedBy(at), 0);
+  if (extra > rebuiltBefore_[at]) {
+    profile->add(at, at, extra - rebuiltBefore_[at]);
+    rebuiltBefore_[at] = extra;
+  }
+  return 0;
+}
+
 bool Scheduler::presentAt(TensorId t, OpId at) const {
   if (g_.tensors[t].producer >= at || a_.lastUse[t] < at)
     return false;
@@ -258,6 +300,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
   ++chainEpoch_;
   std::vector<TensorId> pending = {root};
   int ops = 0;
+  Rebuild rebuild = {at, 0, 0};
   while (!pending.empty()) {
     const TensorId t = pending.back();
     pending.pop_back();
@@ -268,8 +311,9 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     if (++ops > kChainOpLimit)
       return false;
     price->costUs += g_.ops[producer].costUs;
-    if (t != root || rootCounts)
-      price->rebuilt.push_back({at, bytes(t)});
+    const int64_t output = t != root || rootCounts ? bytes(t) : 0;
+    rebuild.everyValueBytes += output;
+    int64_t held = output;
     for (TensorId in : a_.recomputeReads[producer]) {
       if (presentAt(in, at)) {
         price->reads.push_back({in, at});
@@ -277,9 +321,12 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
       }
       if (g_.tensors[in].producer == kNone || !a_.recomputable[in])
         return false;
+      held += bytes(in);
       pending.push_back(in);
     }
+    rebuild.heldAtOnceBytes = std::max(rebuild.heldAtOnceBytes, held);
   }
+  price->rebuilt.push_back(rebuild);
   return true;
 }
 
@@ -349,12 +396,14 @@ ScheduledEvictions Scheduler::run(int64_t targetBytes) {
     taken[best] = 1;
     absent_[gap.value].push_back({gap.from, gap.to});
     profile.add(gap.from + 1, gap.to - 1, -bytes(gap.value));
-    for (auto [at, rebuilt] : bestPrice.rebuilt)
-      profile.add(at, at, rebuilt);
+    Choice choice = {best, bestScore, {}};
+    for (const Rebuild &rebuild : bestPrice.rebuilt)
+      if (const int64_t added = addRebuilt(&profile, rebuild))
+        choice.rebuilt.push_back({rebuild.at, added});
     for (auto [value, at] : bestPrice.reads)
       if (g_.tensors[value].producer != kNone)
         readAt_[value].push_back(at);
-    chosen.push_back({best, bestScore, std::move(bestPrice)});
+    chosen.push_back(std::move(choice));
   }
   dropRedundant(&chosen, gaps, &profile, profile.max());
   for (const Choice &choice : chosen)
@@ -382,8 +431,10 @@ void Scheduler::dropRedundant(std::vector<Choice> *chosen,
       continue;
     dropped[i] = 1;
     profile->add(gap.from + 1, gap.to - 1, bytes(gap.value));
-    for (auto [at, rebuilt] : choice.price.rebuilt)
-      profile->add(at, at, -rebuilt);
+    // HeldAtOnce keeps what its recomputations held: another one at the
+    // same op may hold as much.
+    for (auto [at, added] : choice.rebuilt)
+      profile->add(at, at, -added);
     std::vector<std::pair<OpId, OpId>> &absent = absent_[gap.value];
     absent.erase(std::find(absent.begin(), absent.end(),
                            std::make_pair(gap.from, gap.to)));
@@ -399,8 +450,9 @@ void Scheduler::dropRedundant(std::vector<Choice> *chosen,
 
 ScheduledEvictions scheduleEvictions(const Graph &graph,
                                      const StepAnalysis &analysis,
-                                     int64_t alignment, int64_t targetBytes) {
-  return Scheduler(graph, analysis, alignment).run(targetBytes);
+                                     int64_t alignment, int64_t targetBytes,
+                                     RebuiltBytes rebuilt) {
+  return Scheduler(graph, analysis, alignment, rebuilt).run(targetBytes);
 }
 
 } // namespace coop::planner
