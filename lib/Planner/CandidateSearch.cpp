@@ -25,8 +25,10 @@ namespace {
 
 /// A policy, its eviction shape, and evictions chosen ahead of time.
 struct Candidate {
-  Candidate(Policy policy, bool window, int targetPerMille = 0)
-      : policy(policy), window(window), targetPerMille(targetPerMille) {}
+  Candidate(Policy policy, bool window, int targetPerMille = 0,
+            RebuiltBytes rebuilt = RebuiltBytes::EveryValue)
+      : policy(policy), window(window), targetPerMille(targetPerMille),
+        rebuilt(rebuilt) {}
   Policy policy;
   /// Coop's contiguous window, or single victims compared per byte.
   bool window;
@@ -39,9 +41,12 @@ struct Candidate {
   /// less overhead (the simulator and the schedule's greedy are not
   /// monotone in their budget).
   int budgetPerMille = 1000;
+  /// How the schedule counts what its recomputations rebuild.
+  RebuiltBytes rebuilt;
   std::shared_ptr<const EvictionSchedule> schedule;
-  /// No schedule of its own: its target is below the floor, or the greedy
-  /// reached no lower a peak than for another target.
+  /// No schedule of its own: its target is below the floor, the greedy
+  /// reached no lower a peak than for another target, or (HeldAtOnce) the
+  /// same target was reached counting every rebuilt value.
   bool redundant = false;
 };
 
@@ -59,6 +64,9 @@ std::string describe(const Candidate &candidate) {
   if (candidate.targetPerMille > 0)
     name += " after evictions scheduled for " +
             percent(candidate.targetPerMille) + " of the budget";
+  if (candidate.targetPerMille > 0 &&
+      candidate.rebuilt == RebuiltBytes::HeldAtOnce)
+    name += " (recomputations counted as held)";
   if (candidate.budgetPerMille < 1000)
     name += ", planned for " + percent(candidate.budgetPerMille) +
             " of the budget";
@@ -116,6 +124,8 @@ private:
   std::unique_ptr<StepAnalysis> analysis_;
   /// The planning budget and live-byte peak of every schedule so far.
   std::vector<std::pair<int64_t, int64_t>> scheduledPeaks_;
+  /// Targets (bytes) reached counting every rebuilt value.
+  std::vector<int64_t> reachedTargets_;
 
   /// Computes `candidate`'s schedule, or marks it redundant.
   void schedule(Candidate &candidate);
@@ -127,12 +137,19 @@ void CandidateSearch::schedule(Candidate &candidate) {
   const int64_t budget =
       perMilleOf(options_.budgetBytes, candidate.budgetPerMille);
   const int64_t target = perMilleOf(budget, candidate.targetPerMille);
-  if (target < analysis_->floorBytes) {
+  const bool reached = std::find(reachedTargets_.begin(),
+                                 reachedTargets_.end(),
+                                 target) != reachedTargets_.end();
+  if (target < analysis_->floorBytes ||
+      (candidate.rebuilt == RebuiltBytes::HeldAtOnce && reached)) {
     candidate.redundant = true;
     return;
   }
-  ScheduledEvictions scheduled =
-      scheduleEvictions(graph_, *analysis_, options_.alignment, target);
+  ScheduledEvictions scheduled = scheduleEvictions(
+      graph_, *analysis_, options_.alignment, target, candidate.rebuilt);
+  if (candidate.rebuilt == RebuiltBytes::EveryValue &&
+      scheduled.peakLiveBytes <= target)
+    reachedTargets_.push_back(target);
   const std::pair<int64_t, int64_t> planned = {budget,
                                                scheduled.peakLiveBytes};
   if (std::find(scheduledPeaks_.begin(), scheduledPeaks_.end(), planned) !=
@@ -249,8 +266,12 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // simulator's contiguity and the packing's leftovers), then above it (the
   // policy makes the last evictions where they fit best).
   std::vector<Candidate> candidates;
-  for (int perMille : {1000, 970, 940, 1030})
-    candidates.push_back({Policy::Lookahead, true, perMille});
+  // Where a target is out of the greedy's reach with the margin of every
+  // rebuilt value (near the floor), again counting what is really held.
+  for (RebuiltBytes rebuilt :
+       {RebuiltBytes::EveryValue, RebuiltBytes::HeldAtOnce})
+    for (int perMille : {1000, 970, 940, 1030})
+      candidates.push_back({Policy::Lookahead, true, perMille, rebuilt});
   for (Policy policy : {Policy::Lookahead, Policy::Coop, Policy::DTR,
                         Policy::DTE}) {
     candidates.push_back({policy, true});

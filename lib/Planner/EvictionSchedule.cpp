@@ -17,18 +17,22 @@
 namespace coop::planner {
 namespace {
 
-/// Range add and maximum (with its leftmost position) over op indices.
+/// Range add, maximum (with its leftmost position) and minimum over op
+/// indices.
 class Profile {
 public:
-  explicit Profile(const std::vector<int64_t> &bytes) {
+  explicit Profile(const std::vector<int64_t> &bytes) : ops_(bytes.size()) {
     while (size_ < bytes.size())
       size_ *= 2;
-    max_.assign(2 * size_, std::numeric_limits<int64_t>::min() / 2);
+    max_.assign(2 * size_, kLowest);
+    min_.assign(2 * size_, kLowest);
     pending_.assign(2 * size_, 0);
     for (size_t i = 0; i < bytes.size(); ++i)
-      max_[size_ + i] = bytes[i];
-    for (size_t i = size_ - 1; i >= 1; --i)
+      max_[size_ + i] = min_[size_ + i] = bytes[i];
+    for (size_t i = size_ - 1; i >= 1; --i) {
       max_[i] = std::max(max_[2 * i], max_[2 * i + 1]);
+      min_[i] = std::min(min_[2 * i], min_[2 * i + 1]);
+    }
   }
   /// Adds `delta` to the ops in [from, to].
   void add(int64_t from, int64_t to, int64_t delta) {
@@ -36,6 +40,10 @@ public:
       add(1, 0, int64_t(size_) - 1, from, to, delta);
   }
   int64_t max() const { return max_[1]; }
+  /// The maximum over the ops in [from, to] (the lowest value when empty).
+  int64_t max(int64_t from, int64_t to) const {
+    return from <= to ? max(1, 0, int64_t(size_) - 1, from, to) : kLowest;
+  }
   /// The first op where the maximum is reached.
   int64_t argMax() const {
     size_t node = 1;
@@ -45,14 +53,63 @@ public:
     }
     return int64_t(node - size_);
   }
+  /// The ops around `op` (which must be above `limit`) that are all above
+  /// `limit`: the excursion over it that `op` is part of.
+  std::pair<int64_t, int64_t> runAbove(int64_t op, int64_t limit) const {
+    const int64_t before = lastAtMost(1, 0, int64_t(size_) - 1, op, limit, 0);
+    const int64_t after = firstAtMost(1, 0, int64_t(size_) - 1, op, limit, 0);
+    return {before + 1, std::min<int64_t>(after, int64_t(ops_)) - 1};
+  }
 
 private:
+  static constexpr int64_t kLowest = std::numeric_limits<int64_t>::min() / 2;
+
+  int64_t max(size_t node, int64_t lo, int64_t hi, int64_t from,
+              int64_t to) const {
+    if (to < lo || hi < from)
+      return kLowest;
+    if (from <= lo && hi <= to)
+      return max_[node];
+    const int64_t mid = lo + (hi - lo) / 2;
+    return std::max(max(2 * node, lo, mid, from, to),
+                    max(2 * node + 1, mid + 1, hi, from, to)) +
+           pending_[node];
+  }
+  /// The last op before `op` at most `limit` (-1: none); `above` is what
+  /// the ancestors of `node` add.
+  int64_t lastAtMost(size_t node, int64_t lo, int64_t hi, int64_t op,
+                     int64_t limit, int64_t above) const {
+    if (lo >= op || min_[node] + above > limit)
+      return -1;
+    if (lo == hi)
+      return lo;
+    const int64_t mid = lo + (hi - lo) / 2;
+    above += pending_[node];
+    const int64_t right = lastAtMost(2 * node + 1, mid + 1, hi, op, limit, above);
+    return right >= 0 ? right
+                      : lastAtMost(2 * node, lo, mid, op, limit, above);
+  }
+  /// The first op after `op` at most `limit` (size_: none).
+  int64_t firstAtMost(size_t node, int64_t lo, int64_t hi, int64_t op,
+                      int64_t limit, int64_t above) const {
+    if (hi <= op || min_[node] + above > limit)
+      return int64_t(size_);
+    if (lo == hi)
+      return lo;
+    const int64_t mid = lo + (hi - lo) / 2;
+    above += pending_[node];
+    const int64_t left = firstAtMost(2 * node, lo, mid, op, limit, above);
+    return left < int64_t(size_)
+               ? left
+               : firstAtMost(2 * node + 1, mid + 1, hi, op, limit, above);
+  }
   void add(size_t node, int64_t lo, int64_t hi, int64_t from, int64_t to,
            int64_t delta) {
     if (to < lo || hi < from)
       return;
     if (from <= lo && hi <= to) {
       max_[node] += delta;
+      min_[node] += delta;
       pending_[node] += delta;
       return;
     }
@@ -60,12 +117,14 @@ private:
     add(2 * node, lo, mid, from, to, delta);
     add(2 * node + 1, mid + 1, hi, from, to, delta);
     max_[node] = std::max(max_[2 * node], max_[2 * node + 1]) + pending_[node];
+    min_[node] = std::min(min_[2 * node], min_[2 * node + 1]) + pending_[node];
   }
 
+  const size_t ops_;
   size_t size_ = 1;
-  /// max_: of the subtree, pending_ included; pending_: added to the whole
-  /// subtree and not yet pushed to its children.
-  std::vector<int64_t> max_, pending_;
+  /// max_, min_: of the subtree, pending_ included; pending_: added to the
+  /// whole subtree and not yet pushed to its children.
+  std::vector<int64_t> max_, min_, pending_;
 };
 
 /// A value dropped after read `from` and recomputed before read `to`.
@@ -103,22 +162,39 @@ private:
   std::vector<std::vector<int32_t>> lists_;
 };
 
+/// A recomputation a choice makes necessary, besides the value it rebuilds.
+struct Rebuild {
+  /// It runs before this op.
+  OpId at;
+  /// Every value it rebuilds, and the most it holds at once: one op's
+  /// output with the inputs rebuilt for it.
+  int64_t everyValueBytes, heldAtOnceBytes;
+};
+
 /// What choosing a gap costs and changes.
 struct Price {
   double costUs = 0;
-  /// Bytes the recomputations rebuild, at the op before which they run.
-  std::vector<std::pair<OpId, int64_t>> rebuilt;
+  std::vector<Rebuild> rebuilt;
   /// Values the recomputations read where they run: they must stay there.
   std::vector<std::pair<TensorId, OpId>> reads;
+};
+
+/// A gap the greedy chose, its byte-ops per microsecond, and what it added
+/// to the profile where its recomputations run (counted RebuiltBytes::EveryValue).
+struct Choice {
+  int32_t gap;
+  double score;
+  std::vector<std::pair<OpId, int64_t>> rebuilt;
 };
 
 class Scheduler {
 public:
   Scheduler(const Graph &graph, const StepAnalysis &analysis,
-            int64_t alignment)
-      : g_(graph), a_(analysis), alignment_(alignment),
+            int64_t alignment, RebuiltBytes rebuilt)
+      : g_(graph), a_(analysis), alignment_(alignment), rebuilt_(rebuilt),
         opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
-        readAt_(graph.tensors.size()), chainStamp_(graph.ops.size(), 0) {}
+        readAt_(graph.tensors.size()), rebuiltBefore_(graph.ops.size(), 0),
+        chainStamp_(graph.ops.size(), 0) {}
 
   ScheduledEvictions run(int64_t targetBytes);
 
@@ -127,6 +203,10 @@ private:
     return allocationSize(g_.tensors[t].bytes, alignment_);
   }
   std::vector<int64_t> liveProfile() const;
+  /// What op `k` allocates itself: its outputs and its workspace.
+  int64_t allocatedBy(OpId k) const;
+  /// Raises the profile for `rebuild`; returns what it added (EveryValue).
+  int64_t addRebuilt(Profile *profile, const Rebuild &rebuild);
   /// Is `t` resident at op `at` under the evictions chosen so far?
   bool presentAt(TensorId t, OpId at) const;
   /// Adds to `price` rebuilding `root` just before op `at`: its producer
@@ -134,15 +214,23 @@ private:
   /// or too long a chain.
   bool addRecomputation(TensorId root, OpId at, bool rootCounts, Price *price);
   bool priceOf(const Gap &gap, Price *price);
+  /// Undoes, dearest first, every choice whose gap stays at most
+  /// `limitBytes` with the value resident again: later choices, made at
+  /// other peaks, often lower the earlier ones' peaks as well.
+  void dropRedundant(std::vector<Choice> *chosen, const std::vector<Gap> &gaps,
+                     Profile *profile, int64_t limitBytes);
 
   const Graph &g_;
   const StepAnalysis &a_;
   const int64_t alignment_;
+  const RebuiltBytes rebuilt_;
   const OpId opCount_;
   /// Per value: the chosen gaps, as (from, to).
   std::vector<std::vector<std::pair<OpId, OpId>>> absent_;
   /// Per value: ops before which a chosen recomputation reads it.
   std::vector<std::vector<OpId>> readAt_;
+  /// Per op (RebuiltBytes::HeldAtOnce): what the recomputations before it add there.
+  std::vector<int64_t> rebuiltBefore_;
   std::vector<uint32_t> chainStamp_;
   uint32_t chainEpoch_ = 0;
 };
@@ -171,6 +259,31 @@ std::vector<int64_t> Scheduler::liveProfile() const {
   return profile;
 }
 
+int64_t Scheduler::allocatedBy(OpId k) const {
+  int64_t allocated = g_.ops[k].workspaceBytes > 0
+                          ? allocationSize(g_.ops[k].workspaceBytes, alignment_)
+                          : 0;
+  for (TensorId out : g_.ops[k].outputs)
+    if (a_.content[out] == out)
+      allocated += bytes(out);
+  return allocated;
+}
+
+int64_t Scheduler::addRebuilt(Profile *profile, const Rebuild &rebuild) {
+  const OpId at = rebuild.at;
+  if (rebuilt_ == RebuiltBytes::EveryValue) {
+    profile->add(at, at, rebuild.everyValueBytes);
+    return rebuild.everyValueBytes;
+  }
+  const int64_t extra =
+      std::max<int64_t>(rebuild.heldAtOnceBytes - allocatedBy(at), 0);
+  if (extra > rebuiltBefore_[at]) {
+    profile->add(at, at, extra - rebuiltBefore_[at]);
+    rebuiltBefore_[at] = extra;
+  }
+  return 0;
+}
+
 bool Scheduler::presentAt(TensorId t, OpId at) const {
   if (g_.tensors[t].producer >= at || a_.lastUse[t] < at)
     return false;
@@ -187,6 +300,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
   ++chainEpoch_;
   std::vector<TensorId> pending = {root};
   int ops = 0;
+  Rebuild rebuild = {at, 0, 0};
   while (!pending.empty()) {
     const TensorId t = pending.back();
     pending.pop_back();
@@ -197,8 +311,9 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     if (++ops > kChainOpLimit)
       return false;
     price->costUs += g_.ops[producer].costUs;
-    if (t != root || rootCounts)
-      price->rebuilt.push_back({at, bytes(t)});
+    const int64_t output = t != root || rootCounts ? bytes(t) : 0;
+    rebuild.everyValueBytes += output;
+    int64_t held = output;
     for (TensorId in : a_.recomputeReads[producer]) {
       if (presentAt(in, at)) {
         price->reads.push_back({in, at});
@@ -206,9 +321,12 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
       }
       if (g_.tensors[in].producer == kNone || !a_.recomputable[in])
         return false;
+      held += bytes(in);
       pending.push_back(in);
     }
+    rebuild.heldAtOnceBytes = std::max(rebuild.heldAtOnceBytes, held);
   }
+  price->rebuilt.push_back(rebuild);
   return true;
 }
 
@@ -247,16 +365,23 @@ ScheduledEvictions Scheduler::run(int64_t targetBytes) {
   }
 
   std::vector<char> taken(gaps.size(), 0);
+  std::vector<Choice> chosen;
   Price price, bestPrice;
   while (profile.max() > targetBytes) {
     int32_t best = -1;
     double bestScore = 0;
-    index.forEachCovering(profile.argMax(), [&](int32_t id) {
+    const int64_t peak = profile.argMax();
+    const auto [runFrom, runTo] = profile.runAbove(peak, targetBytes);
+    index.forEachCovering(peak, [&](int32_t id) {
       if (taken[id] || !priceOf(gaps[id], &price))
         return;
-      // Bytes freed per microsecond recomputed; the longer gap on ties.
+      // Bytes freed, times the ops of the run over the target they are
+      // freed for, per microsecond recomputed; the longer gap on ties.
       const Gap &gap = gaps[id];
-      const double score = double(bytes(gap.value)) / (price.costUs + 1e-6);
+      const int64_t overlap = std::min<int64_t>(gap.to - 1, runTo) -
+                              std::max<int64_t>(gap.from + 1, runFrom) + 1;
+      const double score = double(bytes(gap.value)) * double(overlap) /
+                           (price.costUs + 1e-6);
       if (best < 0 || score > bestScore ||
           (score == bestScore &&
            gap.to - gap.from > gaps[best].to - gaps[best].from)) {
@@ -271,23 +396,63 @@ ScheduledEvictions Scheduler::run(int64_t targetBytes) {
     taken[best] = 1;
     absent_[gap.value].push_back({gap.from, gap.to});
     profile.add(gap.from + 1, gap.to - 1, -bytes(gap.value));
-    for (auto [at, rebuilt] : bestPrice.rebuilt)
-      profile.add(at, at, rebuilt);
+    Choice choice = {best, bestScore, {}};
+    for (const Rebuild &rebuild : bestPrice.rebuilt)
+      if (const int64_t added = addRebuilt(&profile, rebuild))
+        choice.rebuilt.push_back({rebuild.at, added});
     for (auto [value, at] : bestPrice.reads)
       if (g_.tensors[value].producer != kNone)
         readAt_[value].push_back(at);
-    result.evictAfter[gap.from].push_back(gap.value);
+    chosen.push_back(std::move(choice));
   }
+  dropRedundant(&chosen, gaps, &profile, profile.max());
+  for (const Choice &choice : chosen)
+    result.evictAfter[gaps[choice.gap].from].push_back(gaps[choice.gap].value);
   result.peakLiveBytes = profile.max();
   return result;
+}
+
+void Scheduler::dropRedundant(std::vector<Choice> *chosen,
+                              const std::vector<Gap> &gaps, Profile *profile,
+                              int64_t limitBytes) {
+  // Most bytes per microsecond last: the dearest choices go first.
+  std::vector<size_t> order(chosen->size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return (*chosen)[a].score < (*chosen)[b].score;
+  });
+  std::vector<char> dropped(chosen->size(), 0);
+  for (size_t i : order) {
+    const Choice &choice = (*chosen)[i];
+    const Gap &gap = gaps[choice.gap];
+    if (profile->max(gap.from + 1, gap.to - 1) + bytes(gap.value) >
+        limitBytes)
+      continue;
+    dropped[i] = 1;
+    profile->add(gap.from + 1, gap.to - 1, bytes(gap.value));
+    // HeldAtOnce keeps what its recomputations held: another one at the
+    // same op may hold as much.
+    for (auto [at, added] : choice.rebuilt)
+      profile->add(at, at, -added);
+    std::vector<std::pair<OpId, OpId>> &absent = absent_[gap.value];
+    absent.erase(std::find(absent.begin(), absent.end(),
+                           std::make_pair(gap.from, gap.to)));
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < chosen->size(); ++i)
+    if (!dropped[i])
+      (*chosen)[kept++] = std::move((*chosen)[i]);
+  chosen->resize(kept);
 }
 
 } // namespace
 
 ScheduledEvictions scheduleEvictions(const Graph &graph,
                                      const StepAnalysis &analysis,
-                                     int64_t alignment, int64_t targetBytes) {
-  return Scheduler(graph, analysis, alignment).run(targetBytes);
+                                     int64_t alignment, int64_t targetBytes,
+                                     RebuiltBytes rebuilt) {
+  return Scheduler(graph, analysis, alignment, rebuilt).run(targetBytes);
 }
 
 } // namespace coop::planner
