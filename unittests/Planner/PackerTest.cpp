@@ -303,9 +303,9 @@ TEST(PackerPropertyTest, GeneratedSetsOfEveryKind) {
 // Perfect sets are full at every instruction: the lower bound is the
 // optimum and nothing may be wasted. The exact search reaches it on small
 // sets; on larger ones (the hardest instances there are) the packing stays
-// within a few percent of it (1.036x when this was written; the skyline
-// search before the canonical one reached 1.073x), far below the online
-// best fit's.
+// within a few percent of it (1.030x when this was written, with the
+// default 100,000 nodes; 1.036x with 50,000, and the skyline search before
+// the canonical one reached 1.073x), far below the online best fit's.
 TEST(PackerPropertyTest, PerfectSetsReachTheirCapacity) {
   const int seeds = 60;
   int small = 0, smallAtCapacity = 0, large = 0;
@@ -334,7 +334,7 @@ TEST(PackerPropertyTest, PerfectSetsReachTheirCapacity) {
   EXPECT_EQ(smallAtCapacity, small);
   largeRatio /= large;
   largeOnlineRatio /= large;
-  EXPECT_LE(largeRatio, 1.05);
+  EXPECT_LE(largeRatio, 1.04);
   EXPECT_LE(largeRatio - 1.0, 0.5 * (largeOnlineRatio - 1.0));
   std::printf("perfect sets of 20-60 buffers at capacity: %d of %d; 80-120 "
               "buffers: mean peak %.3fx capacity (online best fit %.3fx)\n",

@@ -34,7 +34,7 @@ struct PackOptions {
   int64_t alignment = 1;
   /// Nodes the exact search may visit in all (0: heuristics only). A node
   /// limit, not a time limit, so that the result is deterministic.
-  int64_t searchNodeLimit = 50000;
+  int64_t searchNodeLimit = 100000;
   /// Independent parts of the timeline with more buffers than this get
   /// no exact search (a node costs time linear in the part) and only the
   /// strongest greedy orders (each costs time linear in the overlaps).
