@@ -82,6 +82,9 @@ void planOnce(benchmark::State &state, PlanFunction planner, Policy policy,
   state.counters["pieces_per_search"] =
       s.evictionEvents ? double(s.piecesScanned) / double(s.evictionEvents)
                        : 0.0;
+  state.counters["scored_per_search"] =
+      s.evictionEvents ? double(s.piecesScored) / double(s.evictionEvents)
+                       : 0.0;
   state.counters["ns_per_piece"] =
       s.piecesScanned ? s.evictionSearchSeconds * 1e9 / double(s.piecesScanned)
                       : 0.0;

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cmath>
 #include <limits>
 
 namespace coop::planner {
@@ -85,6 +86,7 @@ public:
   int32_t make(double cost) {
     parent_.push_back(static_cast<int32_t>(parent_.size()));
     cost_.push_back(cost);
+    madeCost_ += cost;
     return parent_.back();
   }
   int32_t find(int32_t node) {
@@ -103,6 +105,8 @@ public:
     cost_[a] += cost_[b];
   }
   double cost(int32_t root) const { return cost_[root]; }
+  /// Every node's cost at make(): no group costs more (up to rounding).
+  double madeCost() const { return madeCost_; }
   void subtract(int32_t root, double cost) {
     cost_[root] = std::max(0.0, cost_[root] - cost);
   }
@@ -110,6 +114,7 @@ public:
 private:
   std::vector<int32_t> parent_;
   std::vector<double> cost_;
+  double madeCost_ = 0;
 };
 
 class Simulator {
@@ -185,9 +190,38 @@ private:
                   const std::string &what, Arena **region, int64_t *offset);
   bool fitsWithoutEviction(int64_t size) const;
   bool makeRoom(Arena &region, int64_t size);
+  /// What score() divides by, and (lookahead) the read it looks ahead to.
+  struct ScoreTerms {
+    double denominator;
+    OpId nextRead;
+  };
+  /// A free or evictable piece of a window search.
+  struct WindowSlot {
+    int64_t size;
+    int32_t owner;
+    ScoreTerms terms;
+    double lowerBound; // scoreLowerBound(); free pieces cost nothing
+    double cost;       // the score, once computed
+  };
+  /// Consecutive slots that no barrier cuts and that no piece but the last
+  /// fills alone: the window's sliding sums start afresh in each.
+  struct WindowRun {
+    size_t begin, end; // slots
+    double lowestCost; // no window of the run costs less, as computed
+    bool scored;
+  };
   /// Coop: the cheapest contiguous run of pieces holding `size` bytes.
   bool chooseWindow(const Arena &region, int64_t size,
                     std::vector<TensorId> *victims);
+  /// Cuts the searched pieces into runs (only those `size` bytes fit in).
+  void collectRuns(const Arena &region, int64_t size);
+  void scoreRun(WindowRun &run);
+  /// Calls onWindow(sum, lo, hi) for each window the two pointers record
+  /// in `run`: for each first slot the fewest slots that hold `size` bytes,
+  /// with the sliding sum of each slot's `value`.
+  template <typename OnWindow>
+  void forEachWindow(const WindowRun &run, int64_t size,
+                     double WindowSlot::*value, OnWindow onWindow);
   /// DTR, DTE, Coop without window: the single lowest-scoring tensor.
   TensorId chooseLowestScore(const Arena &region);
   bool evictableNow(TensorId t) const {
@@ -202,7 +236,24 @@ private:
   bool retainedPastLastUse(TensorId t) const {
     return a_.lastUse[t] < currentOp_ && currentOp_ <= retainUntil_[t];
   }
-  double score(TensorId t, const Arena &region);
+  ScoreTerms scoreTerms(TensorId t, const Arena &region);
+  double score(TensorId t, const ScoreTerms &terms);
+  /// Bounds on score(t, terms) as computed, rounding included, that need
+  /// no neighbourhood or chain walk: the cost is at least the producer's.
+  double scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
+    return g_.ops[g_.tensors[t].producer].costUs / terms.denominator;
+  }
+  double scoreUpperBound(TensorId t, const ScoreTerms &terms) const;
+  /// Where a search of `region` starts: main_ holds only persistent state,
+  /// never a victim, below persistentEnd_.
+  int64_t searchStart(const Arena &region) const {
+    return &region == &main_ ? persistentEnd_ : region.begin();
+  }
+  /// The piece at `offset` is freed or handed to another value.
+  void noteChanged(const Arena *region, int64_t offset) {
+    if (region == &main_ && offset < persistentEnd_)
+      persistentEnd_ = offset;
+  }
   double neighbourhoodCost(TensorId t);
   /// Lookahead: the ops a read of `t` at op `at` will have to re-run: its
   /// producer, and the producers of every input that is gone by then
@@ -245,6 +296,12 @@ private:
   /// with every value they read held until its last reader has run.
   const bool recursiveClosures_;
   int64_t recomputesForCurrentOp_ = 0;
+  int64_t persistentEnd_ = 0;
+  /// Every op costs a finite, non-negative amount: the score bounds hold.
+  bool boundedSearch_ = false;
+  double totalOpCost_ = 0;
+  std::vector<WindowSlot> slots_; // chooseWindow()'s pieces ...
+  std::vector<WindowRun> runs_;   // ... and their runs
   int64_t allocatedBytes_ = 0;
   double fragmentationSum_ = 0;
 };
@@ -298,6 +355,7 @@ void Simulator::drop(TensorId t, InstructionKind how) {
   plan_.instructions.push_back(std::move(ins));
   Value &v = values_[t];
   v.region->release(v.offset);
+  noteChanged(v.region, v.offset);
   allocatedBytes_ -= v.size;
   markGone(t);
   if (how == InstructionKind::Evict)
@@ -357,7 +415,8 @@ double Simulator::recomputeChainCost(TensorId t, OpId at) {
   return cost;
 }
 
-double Simulator::score(TensorId t, const Arena &region) {
+Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
+                                             const Arena &region) {
   const Value &v = values_[t];
   if (options_.policy == Policy::Lookahead) {
     // A value nothing reads again directly is wanted only by
@@ -369,93 +428,197 @@ double Simulator::score(TensorId t, const Arena &region) {
     // A window's bytes are fixed by the request; single victims are
     // compared per byte they free.
     const double bytes = options_.slidingWindow ? 1.0 : double(v.size);
-    return recomputeChainCost(t, at) / (distance * bytes);
+    return {distance * bytes, at};
   }
   const double staleness =
       std::max(clock_ - v.lastAccess, kStalenessEpsilon);
-  const double cost = neighbourhoodCost(t);
   switch (options_.policy) {
   case Policy::DTR:
-    return cost / (staleness * double(v.size));
+    return {staleness * double(v.size), kNone};
   case Policy::DTE:
-    return cost /
-           (staleness * double(v.size + region.freeBytesAround(v.offset)));
+    return {staleness * double(v.size + region.freeBytesAround(v.offset)),
+            kNone};
   case Policy::None:
   case Policy::Coop:
   case Policy::Lookahead:
     break;
   }
-  return cost / staleness;
+  return {staleness, kNone};
+}
+
+double Simulator::score(TensorId t, const ScoreTerms &terms) {
+  ++plan_.stats.piecesScored;
+  const double cost = options_.policy == Policy::Lookahead
+                          ? recomputeChainCost(t, terms.nextRead)
+                          : neighbourhoodCost(t);
+  return cost / terms.denominator;
+}
+
+double Simulator::scoreUpperBound(TensorId t, const ScoreTerms &terms) const {
+  // A chain runs each op at most once; a neighbourhood adds at most one
+  // group per input and output of the producer. Doubled for rounding.
+  if (options_.policy == Policy::Lookahead)
+    return 2 * totalOpCost_ / terms.denominator;
+  const Op &producer = g_.ops[g_.tensors[t].producer];
+  const double neighbours =
+      double(producer.inputs.size() + producer.outputs.size());
+  return 2 * (producer.costUs + neighbours * groups_.madeCost()) /
+         terms.denominator;
 }
 
 bool Simulator::chooseWindow(const Arena &region, int64_t size,
                              std::vector<TensorId> *victims) {
-  struct Slot {
-    int64_t size;
-    int32_t owner;
-    double cost;
-    bool barrier;
-  };
-  std::vector<Slot> slots;
-  slots.reserve(region.pieces().size());
-  plan_.stats.piecesScanned += int64_t(region.pieces().size());
-  for (const auto &entry : region.pieces()) {
-    const Arena::Piece &piece = entry.second;
-    if (piece.owner == Arena::kFree)
-      slots.push_back({piece.size, piece.owner, 0.0, false});
-    else if (piece.owner >= 0 && evictableNow(piece.owner))
-      slots.push_back(
-          {piece.size, piece.owner, score(piece.owner, region), false});
-    else
-      slots.push_back({piece.size, piece.owner, 0.0, true});
+  // Coop's search: two pointers over the pieces in address order record a
+  // window when it is strictly cheaper, by kCostTolerance, than the last
+  // one recorded; the last recorded wins. Runs are scored cheapest lower
+  // bound first, and those whose every window costs at least `theta` stay
+  // unscored, `theta` so far above the cheapest window found that any
+  // chain of near ties they could start ends before that window, where
+  // both searches record it (docs/planner.md, "Eviction search").
+  collectRuns(region, size);
+  const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
+  if (bounded) {
+    std::vector<size_t> order(runs_.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return runs_[a].lowestCost < runs_[b].lowestCost;
+    });
+    // A near tie moves the recorded cost down by kCostTolerance at most,
+    // once per scored window, before the cheapest window is reached.
+    double cheapest = std::numeric_limits<double>::infinity();
+    int64_t scoredWindows = 0;
+    for (size_t i : order) {
+      const double slack = 4.0 * double(scoredWindows + 2) * kCostTolerance;
+      if (runs_[i].lowestCost >= cheapest * (1 + slack) + slack)
+        break;
+      scoreRun(runs_[i]);
+      forEachWindow(runs_[i], size, &WindowSlot::cost,
+                    [&](double cost, size_t, size_t) {
+                      cheapest = std::min(cheapest, cost);
+                      ++scoredWindows;
+                    });
+    }
+  } else {
+    for (WindowRun &run : runs_)
+      scoreRun(run);
   }
+  bool found = false;
+  double bestCost = 0;
+  for (const WindowRun &run : runs_) {
+    if (!run.scored)
+      continue;
+    forEachWindow(run, size, &WindowSlot::cost,
+                  [&](double cost, size_t lo, size_t hi) {
+      if (found &&
+          !(cost < bestCost - kCostTolerance * std::max(1.0, bestCost)))
+        return;
+      found = true;
+      bestCost = cost;
+      victims->clear();
+      for (size_t i = lo; i <= hi; ++i)
+        if (slots_[i].owner != Arena::kFree)
+          victims->push_back(slots_[i].owner);
+    });
+  }
+  return found;
+}
 
-  // Two pointers: grow `hi` until the window holds `size` bytes, record it
-  // when strictly cheaper, then shrink from `lo`. Barriers restart it.
-  size_t lo = 0, bestLo = 0, bestHi = 0;
-  int64_t bytes = 0;
-  double cost = 0, bestCost = 0;
-  for (size_t hi = 0; hi < slots.size(); ++hi) {
-    if (slots[hi].barrier) {
-      lo = hi + 1;
-      bytes = 0;
-      cost = 0;
+void Simulator::collectRuns(const Arena &region, int64_t size) {
+  slots_.clear();
+  runs_.clear();
+  auto piece = region.pieces().lower_bound(searchStart(region));
+  const auto end = region.pieces().end();
+  while (piece != end) {
+    const size_t begin = slots_.size();
+    int64_t bytes = 0;
+    double highestSum = 0;
+    for (; piece != end; ++piece) {
+      ++plan_.stats.piecesScanned;
+      const Arena::Piece &p = piece->second;
+      if (p.owner == Arena::kFree) {
+        slots_.push_back({p.size, p.owner, {1.0, kNone}, 0.0, 0.0});
+      } else if (p.owner >= 0 && evictableNow(p.owner)) {
+        const ScoreTerms terms = scoreTerms(p.owner, region);
+        slots_.push_back({p.size, p.owner, terms,
+                          scoreLowerBound(p.owner, terms), 0.0});
+        highestSum += scoreUpperBound(p.owner, terms);
+      } else {
+        ++piece; // a barrier
+        break;
+      }
+      bytes += p.size;
+      if (p.size >= size) {
+        ++piece;
+        break;
+      }
+    }
+    if (bytes < size) {
+      slots_.resize(begin); // no window
       continue;
     }
-    bytes += slots[hi].size;
-    cost += slots[hi].cost;
+    WindowRun run{begin, slots_.size(), 0.0, false};
+    double lowest = std::numeric_limits<double>::infinity();
+    forEachWindow(run, size, &WindowSlot::lowerBound,
+                  [&](double sum, size_t, size_t) {
+                    lowest = std::min(lowest, sum);
+                  });
+    // Each addition or subtraction of a sliding sum, of the bounds here as
+    // of the scores later, rounds by at most epsilon times the running sum,
+    // which stays below highestSum.
+    const double rounding = 8.0 * double(run.end - run.begin + 1) *
+                            std::numeric_limits<double>::epsilon() *
+                            (highestSum + lowest);
+    run.lowestCost = lowest - rounding;
+    runs_.push_back(run);
+  }
+}
+
+void Simulator::scoreRun(WindowRun &run) {
+  for (size_t i = run.begin; i < run.end; ++i)
+    if (slots_[i].owner != Arena::kFree)
+      slots_[i].cost = score(slots_[i].owner, slots_[i].terms);
+  run.scored = true;
+}
+
+template <typename OnWindow>
+void Simulator::forEachWindow(const WindowRun &run, int64_t size,
+                              double WindowSlot::*value, OnWindow onWindow) {
+  // Grow `hi` until the window holds `size` bytes, then shrink from `lo`.
+  size_t lo = run.begin;
+  int64_t bytes = 0;
+  double cost = 0;
+  for (size_t hi = run.begin; hi < run.end; ++hi) {
+    bytes += slots_[hi].size;
+    cost += slots_[hi].*value;
     while (bytes >= size) {
-      const bool first = bestHi == 0;
-      if (first ||
-          cost < bestCost - kCostTolerance * std::max(1.0, bestCost)) {
-        bestCost = cost;
-        bestLo = lo;
-        bestHi = hi + 1;
-      }
-      bytes -= slots[lo].size;
-      cost -= slots[lo].cost;
+      onWindow(cost, lo, hi);
+      bytes -= slots_[lo].size;
+      cost -= slots_[lo].*value;
       ++lo;
     }
-    if (lo > hi)
-      cost = 0; // an empty window costs exactly nothing
   }
-  for (size_t i = bestLo; i < bestHi; ++i)
-    if (slots[i].owner != Arena::kFree)
-      victims->push_back(slots[i].owner);
-  return bestHi != 0;
 }
 
 TensorId Simulator::chooseLowestScore(const Arena &region) {
+  // A piece whose score's lower bound is not below the best so far cannot
+  // be strictly lower: it is skipped unscored.
+  const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
   TensorId victim = kNone;
   double best = std::numeric_limits<double>::infinity();
-  plan_.stats.piecesScanned += int64_t(region.pieces().size());
-  for (const auto &[offset, piece] : region.pieces()) {
-    if (piece.owner < 0 || !evictableNow(piece.owner))
+  for (auto piece = region.pieces().lower_bound(searchStart(region));
+       piece != region.pieces().end(); ++piece) {
+    ++plan_.stats.piecesScanned;
+    const int32_t owner = piece->second.owner;
+    if (owner < 0 || !evictableNow(owner))
       continue;
-    double s = score(piece.owner, region);
+    const ScoreTerms terms = scoreTerms(owner, region);
+    if (bounded && victim != kNone && scoreLowerBound(owner, terms) >= best)
+      continue;
+    double s = score(owner, terms);
     if (victim == kNone || s < best) {
       best = s;
-      victim = piece.owner;
+      victim = owner;
     }
   }
   return victim;
@@ -610,6 +773,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
       const TensorId operand = a_.content[prev];
       Value old = values_[operand];
       old.region->reassign(old.offset, out);
+      noteChanged(old.region, old.offset);
       markGone(operand);
       place(out, old.region, old.offset, old.size);
       ins.outputs.push_back({out, old.offset, old.size, true});
@@ -861,8 +1025,12 @@ Status Simulator::run() {
   stats.memoryFloorBytes = a_.floorBytes;
   stats.memoryFloorOp = a_.floorOp;
   stats.persistentBytes = a_.persistentBytes;
-  for (const Op &op : g_.ops)
+  boundedSearch_ = true;
+  for (const Op &op : g_.ops) {
     stats.baselineCostUs += op.costUs;
+    boundedSearch_ &= std::isfinite(op.costUs) && op.costUs >= 0;
+  }
+  totalOpCost_ = stats.baselineCostUs;
   if (options_.alignment <= 0)
     return Status::error("alignment must be positive");
   if (options_.budgetBytes < a_.floorBytes) {
@@ -905,6 +1073,7 @@ Status Simulator::run() {
     noteAllocated(offset, size);
     place(t, &main_, offset, size);
     plan_.arguments.push_back({t, offset, size, false});
+    persistentEnd_ = std::max(persistentEnd_, offset + size);
   }
 
   for (OpId k = 0; k < OpId(g_.ops.size()); ++k) {
