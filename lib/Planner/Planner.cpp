@@ -76,6 +76,10 @@ constexpr int32_t kWorkspaceOwner = -2;
 constexpr double kStalenessEpsilon = 1e-9;
 /// Relative tolerance for "strictly cheaper" windows: sliding sums drift.
 constexpr double kCostTolerance = 1e-9;
+/// A window is strictly cheaper than one of `cost` below this.
+double cheaperThan(double cost) {
+  return cost - kCostTolerance * std::max(1.0, cost);
+}
 /// Replays per simulate() call that learn which values to keep (see simulate()).
 constexpr int kMaxReplays = 64;
 
@@ -201,27 +205,20 @@ private:
     int32_t owner;
     ScoreTerms terms;
     double lowerBound; // scoreLowerBound(); free pieces cost nothing
-    double cost;       // the score, once computed
-  };
-  /// Consecutive slots that no barrier cuts and that no piece but the last
-  /// fills alone: the window's sliding sums start afresh in each.
-  struct WindowRun {
-    size_t begin, end; // slots
-    double lowestCost; // no window of the run costs less, as computed
-    bool scored;
+    double cost;       // score()
   };
   /// Coop: the cheapest contiguous run of pieces holding `size` bytes.
   bool chooseWindow(const Arena &region, int64_t size,
                     std::vector<TensorId> *victims);
-  /// Cuts the searched pieces into runs (only those `size` bytes fit in).
-  void collectRuns(const Arena &region, int64_t size);
-  void scoreRun(WindowRun &run);
+  /// Whether no window of the run in run_ can cost less, as its sliding
+  /// sums compute it, than `threshold`: decided from bounds, unscored.
+  bool runCostsAtLeast(int64_t size, double threshold);
   /// Calls onWindow(sum, lo, hi) for each window the two pointers record
-  /// in `run`: for each first slot the fewest slots that hold `size` bytes,
+  /// in run_: for each first slot the fewest slots that hold `size` bytes,
   /// with the sliding sum of each slot's `value`.
   template <typename OnWindow>
-  void forEachWindow(const WindowRun &run, int64_t size,
-                     double WindowSlot::*value, OnWindow onWindow);
+  void forEachWindow(int64_t size, double WindowSlot::*value,
+                     OnWindow onWindow);
   /// DTR, DTE, Coop without window: the single lowest-scoring tensor.
   TensorId chooseLowestScore(const Arena &region);
   bool evictableNow(TensorId t) const {
@@ -241,7 +238,7 @@ private:
   /// Bounds on score(t, terms) as computed, rounding included, that need
   /// no neighbourhood or chain walk: the cost is at least the producer's.
   double scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
-    return g_.ops[g_.tensors[t].producer].costUs / terms.denominator;
+    return producers_[t].cost / terms.denominator;
   }
   double scoreUpperBound(TensorId t, const ScoreTerms &terms) const;
   /// Where a search of `region` starts: main_ holds only persistent state,
@@ -300,8 +297,17 @@ private:
   /// Every op costs a finite, non-negative amount: the score bounds hold.
   bool boundedSearch_ = false;
   double totalOpCost_ = 0;
-  std::vector<WindowSlot> slots_; // chooseWindow()'s pieces ...
-  std::vector<WindowRun> runs_;   // ... and their runs
+  /// Per value, what the score bounds read of its producer, packed so that
+  /// a search's walk touches one line per piece for them.
+  struct ProducerTerms {
+    double cost = 0;
+    double neighbours = 0; // inputs and outputs
+  };
+  std::vector<ProducerTerms> producers_;
+  /// chooseWindow()'s current run: consecutive free and evictable pieces
+  /// that no piece but the last holds the request alone, so that the
+  /// sliding sums start afresh in each run.
+  std::vector<WindowSlot> run_;
   int64_t allocatedBytes_ = 0;
   double fragmentationSum_ = 0;
 };
@@ -459,90 +465,33 @@ double Simulator::scoreUpperBound(TensorId t, const ScoreTerms &terms) const {
   // group per input and output of the producer. Doubled for rounding.
   if (options_.policy == Policy::Lookahead)
     return 2 * totalOpCost_ / terms.denominator;
-  const Op &producer = g_.ops[g_.tensors[t].producer];
-  const double neighbours =
-      double(producer.inputs.size() + producer.outputs.size());
-  return 2 * (producer.costUs + neighbours * groups_.madeCost()) /
+  return 2 * (producers_[t].cost + producers_[t].neighbours * groups_.madeCost()) /
          terms.denominator;
 }
 
 bool Simulator::chooseWindow(const Arena &region, int64_t size,
                              std::vector<TensorId> *victims) {
-  // Coop's search: two pointers over the pieces in address order record a
-  // window when it is strictly cheaper, by kCostTolerance, than the last
-  // one recorded; the last recorded wins. Runs are scored cheapest lower
-  // bound first, and those whose every window costs at least `theta` stay
-  // unscored, `theta` so far above the cheapest window found that any
-  // chain of near ties they could start ends before that window, where
-  // both searches record it (docs/planner.md, "Eviction search").
-  collectRuns(region, size);
+  // Two pointers over the pieces in address order record a window when it
+  // is strictly cheaper, by kCostTolerance, than the last one recorded; the
+  // last recorded wins. Barriers and pieces that hold `size` bytes alone
+  // cut the pieces into runs whose sums start afresh, so a run none of
+  // whose windows can be recorded is skipped unscored.
   const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
-  if (bounded) {
-    std::vector<size_t> order(runs_.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return runs_[a].lowestCost < runs_[b].lowestCost;
-    });
-    // A near tie moves the recorded cost down by kCostTolerance at most,
-    // once per scored window, before the cheapest window is reached.
-    double cheapest = std::numeric_limits<double>::infinity();
-    int64_t scoredWindows = 0;
-    for (size_t i : order) {
-      const double slack = 4.0 * double(scoredWindows + 2) * kCostTolerance;
-      if (runs_[i].lowestCost >= cheapest * (1 + slack) + slack)
-        break;
-      scoreRun(runs_[i]);
-      forEachWindow(runs_[i], size, &WindowSlot::cost,
-                    [&](double cost, size_t, size_t) {
-                      cheapest = std::min(cheapest, cost);
-                      ++scoredWindows;
-                    });
-    }
-  } else {
-    for (WindowRun &run : runs_)
-      scoreRun(run);
-  }
   bool found = false;
   double bestCost = 0;
-  for (const WindowRun &run : runs_) {
-    if (!run.scored)
-      continue;
-    forEachWindow(run, size, &WindowSlot::cost,
-                  [&](double cost, size_t lo, size_t hi) {
-      if (found &&
-          !(cost < bestCost - kCostTolerance * std::max(1.0, bestCost)))
-        return;
-      found = true;
-      bestCost = cost;
-      victims->clear();
-      for (size_t i = lo; i <= hi; ++i)
-        if (slots_[i].owner != Arena::kFree)
-          victims->push_back(slots_[i].owner);
-    });
-  }
-  return found;
-}
-
-void Simulator::collectRuns(const Arena &region, int64_t size) {
-  slots_.clear();
-  runs_.clear();
   auto piece = region.pieces().lower_bound(searchStart(region));
   const auto end = region.pieces().end();
   while (piece != end) {
-    const size_t begin = slots_.size();
+    run_.clear();
     int64_t bytes = 0;
-    double highestSum = 0;
     for (; piece != end; ++piece) {
       ++plan_.stats.piecesScanned;
       const Arena::Piece &p = piece->second;
       if (p.owner == Arena::kFree) {
-        slots_.push_back({p.size, p.owner, {1.0, kNone}, 0.0, 0.0});
+        run_.push_back({p.size, p.owner, {1.0, kNone}, 0.0, 0.0});
       } else if (p.owner >= 0 && evictableNow(p.owner)) {
-        const ScoreTerms terms = scoreTerms(p.owner, region);
-        slots_.push_back({p.size, p.owner, terms,
-                          scoreLowerBound(p.owner, terms), 0.0});
-        highestSum += scoreUpperBound(p.owner, terms);
+        run_.push_back(
+            {p.size, p.owner, scoreTerms(p.owner, region), 0.0, 0.0});
       } else {
         ++piece; // a barrier
         break;
@@ -553,48 +502,63 @@ void Simulator::collectRuns(const Arena &region, int64_t size) {
         break;
       }
     }
-    if (bytes < size) {
-      slots_.resize(begin); // no window
+    if (bytes < size)
+      continue; // no window
+    if (bounded && found && runCostsAtLeast(size, cheaperThan(bestCost)))
       continue;
-    }
-    WindowRun run{begin, slots_.size(), 0.0, false};
-    double lowest = std::numeric_limits<double>::infinity();
-    forEachWindow(run, size, &WindowSlot::lowerBound,
-                  [&](double sum, size_t, size_t) {
-                    lowest = std::min(lowest, sum);
+    for (WindowSlot &slot : run_)
+      if (slot.owner != Arena::kFree)
+        slot.cost = score(slot.owner, slot.terms);
+    forEachWindow(size, &WindowSlot::cost,
+                  [&](double cost, size_t lo, size_t hi) {
+                    if (found && !(cost < cheaperThan(bestCost)))
+                      return;
+                    found = true;
+                    bestCost = cost;
+                    victims->clear();
+                    for (size_t i = lo; i <= hi; ++i)
+                      if (run_[i].owner != Arena::kFree)
+                        victims->push_back(run_[i].owner);
                   });
-    // Each addition or subtraction of a sliding sum, of the bounds here as
-    // of the scores later, rounds by at most epsilon times the running sum,
-    // which stays below highestSum.
-    const double rounding = 8.0 * double(run.end - run.begin + 1) *
-                            std::numeric_limits<double>::epsilon() *
-                            (highestSum + lowest);
-    run.lowestCost = lowest - rounding;
-    runs_.push_back(run);
   }
+  return found;
 }
 
-void Simulator::scoreRun(WindowRun &run) {
-  for (size_t i = run.begin; i < run.end; ++i)
-    if (slots_[i].owner != Arena::kFree)
-      slots_[i].cost = score(slots_[i].owner, slots_[i].terms);
-  run.scored = true;
+bool Simulator::runCostsAtLeast(int64_t size, double threshold) {
+  double highestSum = 0;
+  for (WindowSlot &slot : run_)
+    if (slot.owner != Arena::kFree) {
+      slot.lowerBound = scoreLowerBound(slot.owner, slot.terms);
+      highestSum += scoreUpperBound(slot.owner, slot.terms);
+    }
+  double lowest = std::numeric_limits<double>::infinity();
+  forEachWindow(size, &WindowSlot::lowerBound,
+                [&](double sum, size_t, size_t) {
+                  lowest = std::min(lowest, sum);
+                });
+  // Each addition or subtraction of a sliding sum, of the bounds here as
+  // of the scores, rounds by at most epsilon times the running sum, which
+  // stays below highestSum.
+  const double rounding = 8.0 * double(run_.size() + 1) *
+                          std::numeric_limits<double>::epsilon() *
+                          (highestSum + lowest);
+  return lowest - rounding >= threshold;
 }
 
 template <typename OnWindow>
-void Simulator::forEachWindow(const WindowRun &run, int64_t size,
-                              double WindowSlot::*value, OnWindow onWindow) {
+void Simulator::forEachWindow(int64_t size, double WindowSlot::*value,
+                              OnWindow onWindow) {
   // Grow `hi` until the window holds `size` bytes, then shrink from `lo`.
-  size_t lo = run.begin;
+  size_t lo = 0;
   int64_t bytes = 0;
-  double cost = 0;
-  for (size_t hi = run.begin; hi < run.end; ++hi) {
-    bytes += slots_[hi].size;
-    cost += slots_[hi].*value;
+  double sum = 0;
+  for (size_t hi = 0; hi < run_.size(); ++hi) {
+    bytes += run_[hi].size;
+    sum += run_[hi].*value;
     while (bytes >= size) {
-      onWindow(cost, lo, hi);
-      bytes -= slots_[lo].size;
-      cost -= slots_[lo].*value;
+      onWindow(sum, lo, hi);
+      bytes -= run_[lo].size;
+      sum -= run_[lo].*value;
       ++lo;
     }
   }
@@ -1031,6 +995,11 @@ Status Simulator::run() {
     boundedSearch_ &= std::isfinite(op.costUs) && op.costUs >= 0;
   }
   totalOpCost_ = stats.baselineCostUs;
+  producers_.resize(g_.tensors.size());
+  for (const Op &op : g_.ops)
+    for (TensorId out : op.outputs)
+      producers_[out] = {op.costUs,
+                         double(op.inputs.size() + op.outputs.size())};
   if (options_.alignment <= 0)
     return Status::error("alignment must be positive");
   if (options_.budgetBytes < a_.floorBytes) {
