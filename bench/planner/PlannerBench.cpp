@@ -5,9 +5,11 @@
 // no-rematerialization live peak.
 // BM_PlanSearch10k: the same with plan(): the simulated arenas it searches,
 // each plan repacked offline.
-// BM_CoopScaling: simulate() at 1k..100k ops; the `ns_per_piece` counter
-// (eviction-search time / pieces scanned) stays flat when each window
-// search is linear in the number of pieces.
+// BM_CoopScaling, BM_LookaheadScaling: simulate() at 1k..100k ops;
+// `pieces_per_search` counts the pieces each search walks (those above the
+// persistent state), `scored_per_search` those whose score it computed, and
+// `ns_per_piece` (eviction-search time / pieces walked) stays flat when
+// each search is linear in the pieces it walks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,6 +83,9 @@ void planOnce(benchmark::State &state, PlanFunction planner, Policy policy,
   state.counters["search_ms"] = s.evictionSearchSeconds * 1e3;
   state.counters["pieces_per_search"] =
       s.evictionEvents ? double(s.piecesScanned) / double(s.evictionEvents)
+                       : 0.0;
+  state.counters["scored_per_search"] =
+      s.evictionEvents ? double(s.piecesScored) / double(s.evictionEvents)
                        : 0.0;
   state.counters["ns_per_piece"] =
       s.piecesScanned ? s.evictionSearchSeconds * 1e9 / double(s.piecesScanned)

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cmath>
 #include <limits>
 
 namespace coop::planner {
@@ -75,6 +76,10 @@ constexpr int32_t kWorkspaceOwner = -2;
 constexpr double kStalenessEpsilon = 1e-9;
 /// Relative tolerance for "strictly cheaper" windows: sliding sums drift.
 constexpr double kCostTolerance = 1e-9;
+/// A window is strictly cheaper than one of `cost` below this.
+double cheaperThan(double cost) {
+  return cost - kCostTolerance * std::max(1.0, cost);
+}
 /// Replays per simulate() call that learn which values to keep (see simulate()).
 constexpr int kMaxReplays = 64;
 
@@ -85,6 +90,7 @@ public:
   int32_t make(double cost) {
     parent_.push_back(static_cast<int32_t>(parent_.size()));
     cost_.push_back(cost);
+    madeCost_ += cost;
     return parent_.back();
   }
   int32_t find(int32_t node) {
@@ -103,6 +109,8 @@ public:
     cost_[a] += cost_[b];
   }
   double cost(int32_t root) const { return cost_[root]; }
+  /// Every node's cost at make(): no group costs more (up to rounding).
+  double madeCost() const { return madeCost_; }
   void subtract(int32_t root, double cost) {
     cost_[root] = std::max(0.0, cost_[root] - cost);
   }
@@ -110,6 +118,7 @@ public:
 private:
   std::vector<int32_t> parent_;
   std::vector<double> cost_;
+  double madeCost_ = 0;
 };
 
 class Simulator {
@@ -185,9 +194,31 @@ private:
                   const std::string &what, Arena **region, int64_t *offset);
   bool fitsWithoutEviction(int64_t size) const;
   bool makeRoom(Arena &region, int64_t size);
+  /// What score() divides by, and (lookahead) the read it looks ahead to.
+  struct ScoreTerms {
+    double denominator;
+    OpId nextRead;
+  };
+  /// A free or evictable piece of a window search.
+  struct WindowSlot {
+    int64_t size;
+    int32_t owner;
+    ScoreTerms terms;
+    double lowerBound; // scoreLowerBound(); free pieces cost nothing
+    double cost;       // score()
+  };
   /// Coop: the cheapest contiguous run of pieces holding `size` bytes.
   bool chooseWindow(const Arena &region, int64_t size,
                     std::vector<TensorId> *victims);
+  /// Whether no window of the run in run_ can cost less, as its sliding
+  /// sums compute it, than `threshold`: decided from bounds, unscored.
+  bool runCostsAtLeast(int64_t size, double threshold);
+  /// Calls onWindow(sum, lo, hi) for each window the two pointers record
+  /// in run_: for each first slot the fewest slots that hold `size` bytes,
+  /// with the sliding sum of each slot's `value`.
+  template <typename OnWindow>
+  void forEachWindow(int64_t size, double WindowSlot::*value,
+                     OnWindow onWindow);
   /// DTR, DTE, Coop without window: the single lowest-scoring tensor.
   TensorId chooseLowestScore(const Arena &region);
   bool evictableNow(TensorId t) const {
@@ -202,7 +233,24 @@ private:
   bool retainedPastLastUse(TensorId t) const {
     return a_.lastUse[t] < currentOp_ && currentOp_ <= retainUntil_[t];
   }
-  double score(TensorId t, const Arena &region);
+  ScoreTerms scoreTerms(TensorId t, const Arena &region);
+  double score(TensorId t, const ScoreTerms &terms);
+  /// Bounds on score(t, terms) as computed, rounding included, that need
+  /// no neighbourhood or chain walk: the cost is at least the producer's.
+  double scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
+    return producers_[t].cost / terms.denominator;
+  }
+  double scoreUpperBound(TensorId t, const ScoreTerms &terms) const;
+  /// Where a search of `region` starts: main_ holds only persistent state,
+  /// never a victim, below persistentEnd_.
+  int64_t searchStart(const Arena &region) const {
+    return &region == &main_ ? persistentEnd_ : region.begin();
+  }
+  /// The piece at `offset` is freed or handed to another value.
+  void noteChanged(const Arena *region, int64_t offset) {
+    if (region == &main_ && offset < persistentEnd_)
+      persistentEnd_ = offset;
+  }
   double neighbourhoodCost(TensorId t);
   /// Lookahead: the ops a read of `t` at op `at` will have to re-run: its
   /// producer, and the producers of every input that is gone by then
@@ -245,6 +293,21 @@ private:
   /// with every value they read held until its last reader has run.
   const bool recursiveClosures_;
   int64_t recomputesForCurrentOp_ = 0;
+  int64_t persistentEnd_ = 0;
+  /// Every op costs a finite, non-negative amount: the score bounds hold.
+  bool boundedSearch_ = false;
+  double totalOpCost_ = 0;
+  /// Per value, what the score bounds read of its producer, packed so that
+  /// a search's walk touches one line per piece for them.
+  struct ProducerTerms {
+    double cost = 0;
+    double neighbours = 0; // inputs and outputs
+  };
+  std::vector<ProducerTerms> producers_;
+  /// chooseWindow()'s current run: consecutive free and evictable pieces
+  /// that no piece but the last holds the request alone, so that the
+  /// sliding sums start afresh in each run.
+  std::vector<WindowSlot> run_;
   int64_t allocatedBytes_ = 0;
   double fragmentationSum_ = 0;
 };
@@ -298,6 +361,7 @@ void Simulator::drop(TensorId t, InstructionKind how) {
   plan_.instructions.push_back(std::move(ins));
   Value &v = values_[t];
   v.region->release(v.offset);
+  noteChanged(v.region, v.offset);
   allocatedBytes_ -= v.size;
   markGone(t);
   if (how == InstructionKind::Evict)
@@ -357,7 +421,8 @@ double Simulator::recomputeChainCost(TensorId t, OpId at) {
   return cost;
 }
 
-double Simulator::score(TensorId t, const Arena &region) {
+Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
+                                             const Arena &region) {
   const Value &v = values_[t];
   if (options_.policy == Policy::Lookahead) {
     // A value nothing reads again directly is wanted only by
@@ -369,93 +434,155 @@ double Simulator::score(TensorId t, const Arena &region) {
     // A window's bytes are fixed by the request; single victims are
     // compared per byte they free.
     const double bytes = options_.slidingWindow ? 1.0 : double(v.size);
-    return recomputeChainCost(t, at) / (distance * bytes);
+    return {distance * bytes, at};
   }
   const double staleness =
       std::max(clock_ - v.lastAccess, kStalenessEpsilon);
-  const double cost = neighbourhoodCost(t);
   switch (options_.policy) {
   case Policy::DTR:
-    return cost / (staleness * double(v.size));
+    return {staleness * double(v.size), kNone};
   case Policy::DTE:
-    return cost /
-           (staleness * double(v.size + region.freeBytesAround(v.offset)));
+    return {staleness * double(v.size + region.freeBytesAround(v.offset)),
+            kNone};
   case Policy::None:
   case Policy::Coop:
   case Policy::Lookahead:
     break;
   }
-  return cost / staleness;
+  return {staleness, kNone};
+}
+
+double Simulator::score(TensorId t, const ScoreTerms &terms) {
+  ++plan_.stats.piecesScored;
+  const double cost = options_.policy == Policy::Lookahead
+                          ? recomputeChainCost(t, terms.nextRead)
+                          : neighbourhoodCost(t);
+  return cost / terms.denominator;
+}
+
+double Simulator::scoreUpperBound(TensorId t, const ScoreTerms &terms) const {
+  // A chain runs each op at most once; a neighbourhood adds at most one
+  // group per input and output of the producer. Doubled for rounding.
+  if (options_.policy == Policy::Lookahead)
+    return 2 * totalOpCost_ / terms.denominator;
+  return 2 * (producers_[t].cost + producers_[t].neighbours * groups_.madeCost()) /
+         terms.denominator;
 }
 
 bool Simulator::chooseWindow(const Arena &region, int64_t size,
                              std::vector<TensorId> *victims) {
-  struct Slot {
-    int64_t size;
-    int32_t owner;
-    double cost;
-    bool barrier;
-  };
-  std::vector<Slot> slots;
-  slots.reserve(region.pieces().size());
-  plan_.stats.piecesScanned += int64_t(region.pieces().size());
-  for (const auto &entry : region.pieces()) {
-    const Arena::Piece &piece = entry.second;
-    if (piece.owner == Arena::kFree)
-      slots.push_back({piece.size, piece.owner, 0.0, false});
-    else if (piece.owner >= 0 && evictableNow(piece.owner))
-      slots.push_back(
-          {piece.size, piece.owner, score(piece.owner, region), false});
-    else
-      slots.push_back({piece.size, piece.owner, 0.0, true});
-  }
-
-  // Two pointers: grow `hi` until the window holds `size` bytes, record it
-  // when strictly cheaper, then shrink from `lo`. Barriers restart it.
-  size_t lo = 0, bestLo = 0, bestHi = 0;
-  int64_t bytes = 0;
-  double cost = 0, bestCost = 0;
-  for (size_t hi = 0; hi < slots.size(); ++hi) {
-    if (slots[hi].barrier) {
-      lo = hi + 1;
-      bytes = 0;
-      cost = 0;
-      continue;
-    }
-    bytes += slots[hi].size;
-    cost += slots[hi].cost;
-    while (bytes >= size) {
-      const bool first = bestHi == 0;
-      if (first ||
-          cost < bestCost - kCostTolerance * std::max(1.0, bestCost)) {
-        bestCost = cost;
-        bestLo = lo;
-        bestHi = hi + 1;
+  // Two pointers over the pieces in address order record a window when it
+  // is strictly cheaper, by kCostTolerance, than the last one recorded; the
+  // last recorded wins. Barriers and pieces that hold `size` bytes alone
+  // cut the pieces into runs whose sums start afresh, so a run none of
+  // whose windows can be recorded is skipped unscored.
+  const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
+  bool found = false;
+  double bestCost = 0;
+  auto piece = region.pieces().lower_bound(searchStart(region));
+  const auto end = region.pieces().end();
+  while (piece != end) {
+    run_.clear();
+    int64_t bytes = 0;
+    for (; piece != end; ++piece) {
+      ++plan_.stats.piecesScanned;
+      const Arena::Piece &p = piece->second;
+      if (p.owner == Arena::kFree) {
+        run_.push_back({p.size, p.owner, {1.0, kNone}, 0.0, 0.0});
+      } else if (p.owner >= 0 && evictableNow(p.owner)) {
+        run_.push_back(
+            {p.size, p.owner, scoreTerms(p.owner, region), 0.0, 0.0});
+      } else {
+        ++piece; // a barrier
+        break;
       }
-      bytes -= slots[lo].size;
-      cost -= slots[lo].cost;
+      bytes += p.size;
+      if (p.size >= size) {
+        ++piece;
+        break;
+      }
+    }
+    if (bytes < size)
+      continue; // no window
+    if (bounded && found && runCostsAtLeast(size, cheaperThan(bestCost)))
+      continue;
+    for (WindowSlot &slot : run_)
+      if (slot.owner != Arena::kFree)
+        slot.cost = score(slot.owner, slot.terms);
+    forEachWindow(size, &WindowSlot::cost,
+                  [&](double cost, size_t lo, size_t hi) {
+                    if (found && !(cost < cheaperThan(bestCost)))
+                      return;
+                    found = true;
+                    bestCost = cost;
+                    victims->clear();
+                    for (size_t i = lo; i <= hi; ++i)
+                      if (run_[i].owner != Arena::kFree)
+                        victims->push_back(run_[i].owner);
+                  });
+  }
+  return found;
+}
+
+bool Simulator::runCostsAtLeast(int64_t size, double threshold) {
+  double highestSum = 0;
+  for (WindowSlot &slot : run_)
+    if (slot.owner != Arena::kFree) {
+      slot.lowerBound = scoreLowerBound(slot.owner, slot.terms);
+      highestSum += scoreUpperBound(slot.owner, slot.terms);
+    }
+  double lowest = std::numeric_limits<double>::infinity();
+  forEachWindow(size, &WindowSlot::lowerBound,
+                [&](double sum, size_t, size_t) {
+                  lowest = std::min(lowest, sum);
+                });
+  // Each addition or subtraction of a sliding sum, of the bounds here as
+  // of the scores, rounds by at most epsilon times the running sum, which
+  // stays below highestSum.
+  const double rounding = 8.0 * double(run_.size() + 1) *
+                          std::numeric_limits<double>::epsilon() *
+                          (highestSum + lowest);
+  return lowest - rounding >= threshold;
+}
+
+template <typename OnWindow>
+void Simulator::forEachWindow(int64_t size, double WindowSlot::*value,
+                              OnWindow onWindow) {
+  // Grow `hi` until the window holds `size` bytes, then shrink from `lo`.
+  size_t lo = 0;
+  int64_t bytes = 0;
+  double sum = 0;
+  for (size_t hi = 0; hi < run_.size(); ++hi) {
+    bytes += run_[hi].size;
+    sum += run_[hi].*value;
+    while (bytes >= size) {
+      onWindow(sum, lo, hi);
+      bytes -= run_[lo].size;
+      sum -= run_[lo].*value;
       ++lo;
     }
-    if (lo > hi)
-      cost = 0; // an empty window costs exactly nothing
   }
-  for (size_t i = bestLo; i < bestHi; ++i)
-    if (slots[i].owner != Arena::kFree)
-      victims->push_back(slots[i].owner);
-  return bestHi != 0;
 }
 
 TensorId Simulator::chooseLowestScore(const Arena &region) {
+  // A piece whose score's lower bound is not below the best so far cannot
+  // be strictly lower: it is skipped unscored.
+  const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
   TensorId victim = kNone;
   double best = std::numeric_limits<double>::infinity();
-  plan_.stats.piecesScanned += int64_t(region.pieces().size());
-  for (const auto &[offset, piece] : region.pieces()) {
-    if (piece.owner < 0 || !evictableNow(piece.owner))
+  for (auto piece = region.pieces().lower_bound(searchStart(region));
+       piece != region.pieces().end(); ++piece) {
+    ++plan_.stats.piecesScanned;
+    const int32_t owner = piece->second.owner;
+    if (owner < 0 || !evictableNow(owner))
       continue;
-    double s = score(piece.owner, region);
+    const ScoreTerms terms = scoreTerms(owner, region);
+    if (bounded && victim != kNone && scoreLowerBound(owner, terms) >= best)
+      continue;
+    double s = score(owner, terms);
     if (victim == kNone || s < best) {
       best = s;
-      victim = piece.owner;
+      victim = owner;
     }
   }
   return victim;
@@ -610,6 +737,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
       const TensorId operand = a_.content[prev];
       Value old = values_[operand];
       old.region->reassign(old.offset, out);
+      noteChanged(old.region, old.offset);
       markGone(operand);
       place(out, old.region, old.offset, old.size);
       ins.outputs.push_back({out, old.offset, old.size, true});
@@ -861,8 +989,17 @@ Status Simulator::run() {
   stats.memoryFloorBytes = a_.floorBytes;
   stats.memoryFloorOp = a_.floorOp;
   stats.persistentBytes = a_.persistentBytes;
-  for (const Op &op : g_.ops)
+  boundedSearch_ = true;
+  for (const Op &op : g_.ops) {
     stats.baselineCostUs += op.costUs;
+    boundedSearch_ &= std::isfinite(op.costUs) && op.costUs >= 0;
+  }
+  totalOpCost_ = stats.baselineCostUs;
+  producers_.resize(g_.tensors.size());
+  for (const Op &op : g_.ops)
+    for (TensorId out : op.outputs)
+      producers_[out] = {op.costUs,
+                         double(op.inputs.size() + op.outputs.size())};
   if (options_.alignment <= 0)
     return Status::error("alignment must be positive");
   if (options_.budgetBytes < a_.floorBytes) {
@@ -905,6 +1042,7 @@ Status Simulator::run() {
     noteAllocated(offset, size);
     place(t, &main_, offset, size);
     plan_.arguments.push_back({t, offset, size, false});
+    persistentEnd_ = std::max(persistentEnd_, offset + size);
   }
 
   for (OpId k = 0; k < OpId(g_.ops.size()); ++k) {

@@ -70,6 +70,11 @@ struct PlanOptions {
   /// Coop's contiguous window. Off: evict the single lowest-h(t) tensor and
   /// retry, like DTR's loop but with Coop's score.
   bool slidingWindow = true;
+  /// Eviction searches skip the pieces that bounds on their scores show
+  /// cannot be chosen, with the same victims (docs/planner.md, "Eviction
+  /// search"). Off: every piece is scored, the reference the tests hold
+  /// the bounded search to.
+  bool boundedEvictionSearch = true;
   /// Evictions the simulator makes whatever the arena, on top of the
   /// policy's own (searchPlan() fills it). Null: none.
   std::shared_ptr<const EvictionSchedule> scheduledEvictions;
@@ -178,9 +183,13 @@ struct PlanStats {
   double fragmentationRate = 0;
   int64_t evictionEvents = 0; // allocations that had to evict
   double evictionSearchSeconds = 0;
-  /// Pieces the victim searches examined (one pass per window search, one
-  /// per victim for the single-tensor loops).
+  /// Pieces the victim searches examined (one pass per window search over
+  /// the pieces above the persistent state, one per victim for the
+  /// single-tensor loops) ...
   int64_t piecesScanned = 0;
+  /// ... and those of them whose score was computed (the others were
+  /// skipped by bounds, see PlanOptions::boundedEvictionSearch).
+  int64_t piecesScored = 0;
   int64_t evictionCount = 0;  // Evict instructions
   int64_t recomputeCount = 0; // Recompute instructions
   int64_t memoryFloorBytes = 0;
