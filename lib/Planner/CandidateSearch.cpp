@@ -190,11 +190,6 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
-  // A smaller budget is worth what it plans at once, in its simulated
-  // arenas; replay series that learn to fit it are the budget's own
-  // candidates' work (on the BiLSTM one such series took 6.6 s and failed).
-  if (candidate.budgetPerMille < 1000)
-    options.learnFromFailures = false;
   if (!thorough) {
     // A schedule's own evictions in an unbounded arena, repacked: one more
     // simulation, and often the best plan (no contiguity to make room for).
