@@ -83,12 +83,10 @@ public:
   CandidateSearch(const Graph &graph, const PlanOptions &options)
       : graph_(graph), options_(options) {
     if (options.searchTimeLimitSeconds > 0)
-      options_.deadline = std::min(
-          options.deadline,
-          std::chrono::steady_clock::now() +
-              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                  std::chrono::duration<double>(
-                      options.searchTimeLimitSeconds)));
+      options_.deadline =
+          std::min(options.deadline,
+                   deadlineAfter(std::chrono::steady_clock::now(),
+                                 options.searchTimeLimitSeconds));
   }
 
   /// How promising a candidate is: its executed cost when it planned;

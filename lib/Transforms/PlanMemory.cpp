@@ -332,10 +332,7 @@ LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
   // budget for a ratio (`none`'s arena packed, 1.5 s for a 12k-op step)
   // counts too.
   if (searchCandidates && timeLimit > 0)
-    options->deadline =
-        sizingStart +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(double(timeLimit)));
+    options->deadline = planner::deadlineAfter(sizingStart, timeLimit);
 
   planner::Plan plan;
   auto start = std::chrono::steady_clock::now();

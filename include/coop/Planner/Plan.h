@@ -114,6 +114,13 @@ struct PlanOptions {
       std::chrono::steady_clock::time_point::max();
 };
 
+/// The deadline `seconds` after `start`.
+inline std::chrono::steady_clock::time_point
+deadlineAfter(std::chrono::steady_clock::time_point start, double seconds) {
+  return start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(seconds));
+}
+
 /// Has `options.deadline` passed? (No clock read when there is none.)
 inline bool deadlinePassed(const PlanOptions &options) {
   return options.deadline != std::chrono::steady_clock::time_point::max() &&
