@@ -252,17 +252,13 @@ std::vector<int64_t> Scheduler::liveProfile() const {
   int64_t live = 0;
   for (OpId k = 0; k < opCount_; ++k) {
     live += change[k];
-    const int64_t workspace = g_.ops[k].workspaceBytes;
-    profile[k] =
-        live + (workspace > 0 ? allocationSize(workspace, alignment_) : 0);
+    profile[k] = live + workspaceAllocation(g_.ops[k], alignment_);
   }
   return profile;
 }
 
 int64_t Scheduler::allocatedBy(OpId k) const {
-  int64_t allocated = g_.ops[k].workspaceBytes > 0
-                          ? allocationSize(g_.ops[k].workspaceBytes, alignment_)
-                          : 0;
+  int64_t allocated = workspaceAllocation(g_.ops[k], alignment_);
   for (TensorId out : g_.ops[k].outputs)
     if (a_.content[out] == out)
       allocated += bytes(out);

@@ -58,6 +58,11 @@ int64_t allocationSize(int64_t bytes, int64_t alignment) {
   return (bytes + alignment - 1) / alignment * alignment;
 }
 
+int64_t workspaceAllocation(const Op &op, int64_t alignment) {
+  return op.workspaceBytes > 0 ? allocationSize(op.workspaceBytes, alignment)
+                               : 0;
+}
+
 bool isExpensiveKernel(const Op &op, int64_t bytes,
                        const PlanOptions &options) {
   for (const std::string &pattern : options.expensiveKernelSubstrings)

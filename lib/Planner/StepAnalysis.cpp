@@ -191,9 +191,7 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
     std::sort(buffers.begin(), buffers.end());
     buffers.erase(std::unique(buffers.begin(), buffers.end()), buffers.end());
     int64_t held = heldAcross[k];
-    int64_t bytes = op.workspaceBytes > 0
-                        ? allocationSize(op.workspaceBytes, options.alignment)
-                        : 0;
+    int64_t bytes = workspaceAllocation(op, options.alignment);
     for (TensorId b : buffers) {
       bytes += allocationSize(g.tensors[b].bytes, options.alignment);
       if (isHeld(b) && g.tensors[b].producer < k && a.lastUse[b] > k)

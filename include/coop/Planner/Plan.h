@@ -135,6 +135,9 @@ constexpr int64_t kMaxAlignment = int64_t(1) << 30;
 /// and at least one unit so that every value has its own address.
 int64_t allocationSize(int64_t bytes, int64_t alignment);
 
+/// Bytes the arena gives `op`'s workspace while it runs: none without one.
+int64_t workspaceAllocation(const Op &op, int64_t alignment);
+
 /// Two-ended placement's class: are `bytes` produced by `op` expensive to
 /// recompute (placed at the low end) rather than cheap (high end)?
 bool isExpensiveKernel(const Op &op, int64_t bytes, const PlanOptions &options);
