@@ -890,6 +890,14 @@ void runAdaptiveMaxPoolBackward(const Call &c) {
 
 } // namespace
 
+// A pooling backward takes its forward's window arguments.
+constexpr const char kMaxPoolArgs[] =
+    "kernel_size:ints[1,) stride:ints[1,)? padding:ints[0,)? "
+    "dilation:ints[1,)? ceil_mode:bool?";
+constexpr const char kAvgPoolArgs[] =
+    "kernel_size:ints[1,) stride:ints[1,)? padding:ints[0,)? ceil_mode:bool? "
+    "count_include_pad:bool? divisor_override:int[1,)?";
+
 std::vector<KernelDef> convCpuKernels() {
   std::vector<KernelDef> k;
   KernelAdder add{k};
@@ -902,23 +910,13 @@ std::vector<KernelDef> convCpuKernels() {
       "stride:ints[1,) padding:ints[0,) dilation:ints[1,) transposed:bool "
       "output_padding:ints[0,) groups:int[1,) bias_sizes:any? output_mask:any?",
       prepareConvolutionBackward, runConvolutionBackward);
-  add("aten.max_pool2d_with_indices", {"self"},
-      "kernel_size:ints[1,) stride:ints[1,)? padding:ints[0,)? dilation:ints[1,)? "
-      "ceil_mode:bool?",
-      prepareMaxPool, runMaxPool);
+  add("aten.max_pool2d_with_indices", {"self"}, kMaxPoolArgs, prepareMaxPool,
+      runMaxPool);
   add("aten.max_pool2d_with_indices_backward", {"grad_output", "self", "indices"},
-      "kernel_size:ints[1,) stride:ints[1,)? padding:ints[0,)? dilation:ints[1,)? "
-      "ceil_mode:bool?",
-      prepareMaxPoolBackward, runMaxPoolBackward);
-  add("aten.avg_pool2d", {"self"},
-      "kernel_size:ints[1,) stride:ints[1,)? padding:ints[0,)? ceil_mode:bool? "
-      "count_include_pad:bool? divisor_override:int[1,)?",
-      prepareAvgPool, runAvgPool);
-  add("aten.avg_pool2d_backward", {"grad_output", "self"},
-      "kernel_size:ints[1,) stride:ints[1,)? padding:ints[0,)? ceil_mode:bool? "
-      "count_include_pad:bool? divisor_override:int[1,)?",
-      prepareAvgPoolBackward,
-      runAvgPoolBackward);
+      kMaxPoolArgs, prepareMaxPoolBackward, runMaxPoolBackward);
+  add("aten.avg_pool2d", {"self"}, kAvgPoolArgs, prepareAvgPool, runAvgPool);
+  add("aten.avg_pool2d_backward", {"grad_output", "self"}, kAvgPoolArgs,
+      prepareAvgPoolBackward, runAvgPoolBackward);
   add("aten._adaptive_avg_pool2d", {"self"},
       "output_size:ints[0,)", prepareAdaptiveAvgPool, runAdaptiveAvgPool);
   add("aten._adaptive_avg_pool2d_backward", {"grad_output", "self"}, "",
