@@ -21,6 +21,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_set>
@@ -138,21 +139,34 @@ struct Overlaps {
 
 /// Places buffers in `order`, each at the lowest offset (or, with
 /// `bestGap`, in the smallest gap) that clears every placed buffer it
-/// overlaps in time.
-Packing placeGreedily(const Part &p, const Overlaps &overlaps,
+/// overlaps in time. Those buffers are needed in order of offset: listed
+/// by `overlaps` and sorted per placement, or, without a list (a part where
+/// most buffers overlap most others in time, such as a recurrent step with
+/// thousands of neighbours each), filtered out of every placed buffer kept
+/// in order of offset, which costs neither the list nor a sort. Both see
+/// the same buffers, so the packing is the same.
+Packing placeGreedily(const Part &p, const Overlaps *overlaps,
                       const std::vector<int32_t> &order, bool bestGap) {
   const size_t n = p.size.size();
+  const bool dense = !overlaps;
   Packing result;
   result.offset.assign(n, -1);
   std::vector<std::pair<int64_t, int64_t>> busy; // [offset, end) placed
+  std::vector<std::pair<int64_t, int32_t>> placedByOffset; // when dense
   for (int32_t b : order) {
     busy.clear();
-    for (int64_t k = overlaps.start[b]; k < overlaps.start[b + 1]; ++k) {
-      const int32_t o = overlaps.other[k];
-      if (result.offset[o] >= 0)
-        busy.push_back({result.offset[o], result.offset[o] + p.size[o]});
+    if (dense) {
+      for (auto [offset, o] : placedByOffset)
+        if (p.begin[o] <= p.end[b] && p.begin[b] <= p.end[o])
+          busy.push_back({offset, offset + p.size[o]});
+    } else {
+      for (int64_t k = overlaps->start[b]; k < overlaps->start[b + 1]; ++k) {
+        const int32_t o = overlaps->other[k];
+        if (result.offset[o] >= 0)
+          busy.push_back({result.offset[o], result.offset[o] + p.size[o]});
+      }
+      std::sort(busy.begin(), busy.end());
     }
-    std::sort(busy.begin(), busy.end());
     int64_t chosen = -1, chosenGap = std::numeric_limits<int64_t>::max();
     int64_t cursor = 0;
     for (auto [lo, hi] : busy) {
@@ -173,6 +187,11 @@ Packing placeGreedily(const Part &p, const Overlaps &overlaps,
       chosen = cursor;
     result.offset[b] = chosen;
     result.peak = std::max(result.peak, chosen + p.size[b]);
+    if (dense)
+      placedByOffset.insert(std::upper_bound(placedByOffset.begin(),
+                                             placedByOffset.end(),
+                                             std::make_pair(chosen, b)),
+                            {chosen, b});
   }
   return result;
 }
@@ -326,7 +345,8 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
     if (dropped.peak <= goodEnough)
       return dropped;
   }
-  if (countOverlaps(p) > kMaxListedOverlaps) {
+  const int64_t pairs = countOverlaps(p);
+  if (pairs > kMaxListedOverlaps) {
     if (initial)
       return dropped;
     dropped = dropOntoSkyline(p, bySize());
@@ -397,11 +417,15 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
     candidates.resize(1);
   else if (large)
     candidates.resize(initial ? 4 : 3);
-  const Overlaps overlaps(p);
+  // Listing the overlaps pays where each buffer has few of them.
+  std::optional<Overlaps> overlaps;
+  if (pairs / int64_t(n) < int64_t(n) / 16)
+    overlaps.emplace(p);
   Packing best;
   best.peak = std::numeric_limits<int64_t>::max();
   for (const Candidate &c : candidates) {
-    Packing packing = placeGreedily(p, overlaps, c.order(), c.bestGap);
+    Packing packing = placeGreedily(p, overlaps ? &*overlaps : nullptr,
+                                    c.order(), c.bestGap);
     if (packing.peak < best.peak) {
       best = std::move(packing);
       best.method = c.name;

@@ -128,12 +128,13 @@ private:
 
 class Simulator {
 public:
-  Simulator(const Graph &graph, const PlanOptions &options, Plan &plan,
+  Simulator(const Graph &graph, const PlanOptions &options,
+            const StepAnalysis &analysis, Plan &plan,
             const std::vector<OpId> &keepUntil,
             const std::vector<char> &packLow,
             const std::vector<OpId> &retainUntil, bool recursiveClosures)
       : g_(graph), options_(options), plan_(plan),
-        a_(analyse(graph, options)), values_(graph.tensors.size()),
+        a_(analysis), values_(graph.tensors.size()),
         opStamp_(graph.ops.size(), 0), chainStamp_(graph.ops.size(), 0),
         keepUntil_(keepUntil),
         packLow_(packLow), retainUntil_(retainUntil),
@@ -272,7 +273,7 @@ private:
   const Graph &g_;
   const PlanOptions &options_;
   Plan &plan_;
-  const StepAnalysis a_;
+  const StepAnalysis &a_;
   std::vector<Value> values_;
   Arena main_, small_;
   CostUnionFind groups_;
@@ -1099,7 +1100,7 @@ struct ReplayLessons {
 
 /// One series of replays (see simulate()).
 Status replay(const Graph &graph, const PlanOptions &options,
-              ReplayLessons lessons, Plan *out) {
+              const StepAnalysis &analysis, ReplayLessons lessons, Plan *out) {
   std::vector<OpId> keepUntil(graph.tensors.size(), kNone);
   std::vector<char> packLow(graph.tensors.size(), 0);
   std::vector<OpId> retainUntil(graph.tensors.size(), kNone);
@@ -1108,8 +1109,8 @@ Status replay(const Graph &graph, const PlanOptions &options,
     *out = Plan();
     out->policy = options.policy;
     out->budgetBytes = options.budgetBytes;
-    Simulator simulator(graph, options, *out, keepUntil, packLow, retainUntil,
-                        lessons.recursiveClosures);
+    Simulator simulator(graph, options, analysis, *out, keepUntil, packLow,
+                        retainUntil, lessons.recursiveClosures);
     Status st = simulator.run();
     if (st)
       return st;
@@ -1147,7 +1148,10 @@ Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
   // evicted before it, replay with those inputs kept resident until that
   // op, and repeat while that adds something new. A budget that plans on
   // the first replay gives exactly the plain policy's plan.
-  Status first = replay(graph, options, ReplayLessons(), out);
+  // The step analysis depends on neither the lessons nor the attempt:
+  // computed once for every replay (11 % of a thorough BiLSTM plan).
+  const StepAnalysis analysis = analyse(graph, options);
+  Status first = replay(graph, options, analysis, ReplayLessons(), out);
   if (first || options.policy == Policy::None || !options.learnFromFailures ||
       first.message().rfind("out of memory", 0) != 0)
     return first;
@@ -1161,7 +1165,7 @@ Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
   // the one reported.
   ReplayLessons lessons;
   lessons.packBarriers = true;
-  if (replay(graph, options, lessons, out))
+  if (replay(graph, options, analysis, lessons, out))
     return Status::ok();
   // A third series also learns which values the failing closure rebuilt
   // although nothing reads them any more, and that more than one op read
@@ -1170,7 +1174,7 @@ Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
   // the last op that may recompute from them, so later closures find them
   // instead of rebuilding them each time.
   lessons.retainRebuilt = true;
-  if (replay(graph, options, lessons, out))
+  if (replay(graph, options, analysis, lessons, out))
     return Status::ok();
   // A last series runs closures recursively, DTR's way (rematerialize):
   // each producer's inputs are brought back in turn and held only until it
@@ -1178,7 +1182,7 @@ Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
   // reads until its last reader, which scatters barriers through the arena
   // when closures are deep (a stack of per-step states of a recurrent net).
   lessons.recursiveClosures = true;
-  if (replay(graph, options, lessons, out))
+  if (replay(graph, options, analysis, lessons, out))
     return Status::ok();
   return first;
 }

@@ -329,7 +329,7 @@ LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
   if (failed(options))
     return failure();
   // The search's time limit bounds the step's whole planning: sizing the
-  // budget for a ratio (`none`'s arena packed, 1.5 s for a 12k-op step)
+  // budget for a ratio (`none`'s arena packed, 0.3 s for the 12k-op BiLSTM)
   // counts too.
   if (searchCandidates && timeLimit > 0)
     options->deadline = planner::deadlineAfter(sizingStart, timeLimit);

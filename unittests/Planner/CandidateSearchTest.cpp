@@ -9,7 +9,10 @@
 
 #include "coop/Planner/GraphGenerator.h"
 
+#include "EvictionSchedule.h"
+
 #include <chrono>
+#include <cstdio>
 
 using namespace coop::planner;
 using namespace coop::planner::testing;
@@ -125,6 +128,83 @@ TEST(CandidateSearch, SimulatorFollowsAScheduleOfEvictions) {
   }
   EXPECT_LT(runB, evictA);
   EXPECT_LT(evictA, recomputeA);
+}
+
+/// The order the time limit cuts: where the schedule for the budget
+/// stopped above it, schedules (counting every rebuilt value) for targets
+/// below where it stopped run their quick round only after the thorough
+/// round of the rest, and those at or above it before; the single-victim
+/// candidate is the last probe of the quick round, and after every window
+/// candidate that failed too in the thorough round.
+TEST(CandidateSearch, LeastPromisingCandidatesComeLast) {
+  const std::pair<int, const char *> targets[] = {
+      {970, "97.0"}, {940, "94.0"}, {1030, "103.0"}};
+  int missed = 0, deferred = 0, singleVictimsThorough = 0;
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    SweptStep step;
+    ASSERT_OK(sweptStep(seed, 7, &step));
+    PlanOptions &o = step.options;
+    for (double fraction : {0.02, 0.1, 0.3}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " at " +
+                   std::to_string(fraction));
+      o.budgetBytes = budgetBetween(step.bounds, fraction);
+      Plan p;
+      static_cast<void>(searchPlan(step.graph, o, &p));
+      const std::vector<SearchCandidate> &tried = p.stats.candidates;
+      auto at = [&](const std::string &name) {
+        for (size_t i = 0; i < tried.size(); ++i)
+          if (tried[i].name == name)
+            return int(i);
+        return -1;
+      };
+      int firstThorough = -1;
+      for (size_t i = 0; i < tried.size() && firstThorough < 0; ++i)
+        if (contains(tried[i].name, ", thorough"))
+          firstThorough = int(i);
+      if (firstThorough < 0)
+        continue; // ended early: nothing recomputes less than its plan
+      const int single = at("lookahead (single victims), quick");
+      ASSERT_GE(single, 0);
+      EXPECT_EQ(single + 1, firstThorough);
+      const int singleThorough = at("lookahead (single victims), thorough");
+      if (singleThorough >= 0 && !tried[single].planned) {
+        ++singleVictimsThorough;
+        for (const char *window : {"lookahead", "coop", "dtr", "dte"}) {
+          const int quick = at(std::string(window) + ", quick");
+          if (quick >= 0 && !tried[quick].planned)
+            EXPECT_LT(at(std::string(window) + ", thorough"), singleThorough)
+                << window;
+        }
+      }
+      const ScheduledEvictions forBudget =
+          scheduleEvictions(step.graph, analyse(step.graph, o), o.alignment,
+                            o.budgetBytes, RebuiltBytes::EveryValue);
+      if (forBudget.peakLiveBytes <= o.budgetBytes)
+        continue;
+      ++missed;
+      for (auto [perMille, percent] : targets) {
+        const int quick = at(std::string("lookahead after evictions "
+                                         "scheduled for ") +
+                             percent + " % of the budget, quick");
+        if (quick < 0)
+          continue; // its schedule repeated another's peak
+        const int64_t target =
+            o.budgetBytes / 1000 * perMille + o.budgetBytes % 1000 * perMille / 1000;
+        if (target < forBudget.peakLiveBytes) {
+          ++deferred;
+          EXPECT_GT(quick, firstThorough) << percent;
+        } else {
+          EXPECT_LT(quick, firstThorough) << percent;
+        }
+      }
+    }
+  }
+  EXPECT_GT(missed, 0);
+  EXPECT_GT(deferred, 0);
+  EXPECT_GT(singleVictimsThorough, 0);
+  std::printf("schedule for the budget missed at %d points; %d later "
+              "schedules deferred; %d single-victim thorough runs\n",
+              missed, deferred, singleVictimsThorough);
 }
 
 TEST(CandidateSearch, IsDeterministic) {

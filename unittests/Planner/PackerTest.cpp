@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <map>
+#include <numeric>
 
 using namespace coop::planner;
 using namespace coop::planner::testing;
@@ -182,6 +183,54 @@ TEST(PackerTest, CrowdedSetsAreDroppedOntoTheSkyline) {
   EXPECT_EQ(fromOnline.method, "dropped-initial");
   EXPECT_OK(checkPacking(buffers, fromOnline.offsets, 1));
   EXPECT_LE(fromOnline.peak, online.peak);
+}
+
+// Greedy by size places each buffer, largest first, at the lowest offset
+// clear of the placed buffers alive with it. The packer finds those
+// buffers from a list of overlapping pairs, or, where nearly every buffer
+// overlaps hundreds of others, by filtering every placed one: both must
+// give exactly this reference's packing.
+TEST(PackerTest, GreedyBySizeIsFirstFitWhetherOverlapsAreListedOrNot) {
+  for (int64_t longest : {5, 400}) { // few overlaps each; most of the set
+    SCOPED_TRACE("lifetimes up to " + std::to_string(longest));
+    uint64_t state = 99;
+    auto next = [&](int64_t bound) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return int64_t((state >> 33) % uint64_t(bound));
+    };
+    const int64_t n = 600;
+    std::vector<PackBuffer> buffers;
+    for (int64_t i = 0; i < n; ++i) // one part, none alive throughout it
+      buffers.push_back({i, i + longest / 2 + next(longest / 2), 0});
+    std::vector<int32_t> bySize(n);
+    std::iota(bySize.begin(), bySize.end(), 0);
+    for (int64_t i = n - 1; i > 0; --i) // distinct sizes, shuffled
+      std::swap(bySize[i], bySize[next(i + 1)]);
+    for (int64_t i = 0; i < n; ++i)
+      buffers[bySize[i]].size = n - i;
+    std::vector<int64_t> expected(n, -1);
+    for (int32_t b : bySize) {
+      std::vector<std::pair<int64_t, int64_t>> busy;
+      for (int64_t o = 0; o < n; ++o)
+        if (expected[o] >= 0 && buffers[o].first <= buffers[b].last &&
+            buffers[b].first <= buffers[o].last)
+          busy.push_back({expected[o], expected[o] + buffers[o].size});
+      std::sort(busy.begin(), busy.end());
+      int64_t cursor = 0;
+      for (auto [lo, hi] : busy) {
+        if (lo - cursor >= buffers[b].size)
+          break;
+        cursor = std::max(cursor, hi);
+      }
+      expected[b] = cursor;
+    }
+    PackOptions options;
+    options.targetPeak = int64_t(1) << 40; // the first order is good enough
+    PackResult packed;
+    ASSERT_OK(packBuffers(buffers, options, &packed));
+    ASSERT_EQ(packed.method, "greedy-by-size");
+    EXPECT_EQ(packed.offsets, expected);
+  }
 }
 
 TEST(IntervalGeneratorTest, SameSeedSameSet) {
