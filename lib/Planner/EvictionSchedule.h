@@ -30,6 +30,22 @@ enum class RebuiltBytes {
   HeldAtOnce,
 };
 
+/// How many ops the recomputation of one choice may run: its producer and
+/// the producers of its inputs gone by then, earlier choices included.
+enum class RecomputeChains {
+  /// At most 6: a long chain re-runs much and holds much at once.
+  Short,
+  /// At most 64 (a bound on the pricing walk, not on the price): a large
+  /// value whose chain runs back through values gone by then (an attention
+  /// score rebuilt from the projections, its scaling and a mask made of
+  /// three tiny ops) is no longer ruled out, though its chain of pointwise
+  /// ops often frees the most bytes per microsecond. Counting every
+  /// rebuilt value, a value that a chosen recomputation rebuilds inside its
+  /// own gap comes back there and stays resident until its read, as in the
+  /// simulator, instead of being rebuilt again at the read.
+  Long,
+};
+
 struct ScheduledEvictions {
   /// Per op: the values to evict once it has run.
   EvictionSchedule evictAfter;
@@ -46,12 +62,15 @@ struct ScheduledEvictions {
 /// first. The price of an eviction is its own
 /// recomputation at the next read (the producer, and the producers of
 /// inputs gone by then) plus the recomputations of it that earlier choices,
-/// which read it inside the gap, now need; each adds the bytes it rebuilds,
-/// counted as `rebuilt` says, where it runs.
+/// which read it inside the gap, now need (or, as RecomputeChains::Long
+/// says, one recomputation before the first of them); each adds the bytes
+/// it rebuilds, counted as `rebuilt` says, where it runs. A choice whose
+/// recomputation runs more ops than `chains` allows is not considered.
 ScheduledEvictions scheduleEvictions(const Graph &graph,
                                      const StepAnalysis &analysis,
                                      int64_t alignment, int64_t targetBytes,
-                                     RebuiltBytes rebuilt);
+                                     RebuiltBytes rebuilt,
+                                     RecomputeChains chains);
 
 } // namespace coop::planner
 

@@ -178,7 +178,8 @@ TEST(CandidateSearch, LeastPromisingCandidatesComeLast) {
       }
       const ScheduledEvictions forBudget =
           scheduleEvictions(step.graph, analyse(step.graph, o), o.alignment,
-                            o.budgetBytes, RebuiltBytes::EveryValue);
+                            o.budgetBytes, RebuiltBytes::EveryValue,
+                            RecomputeChains::Short);
       if (forBudget.peakLiveBytes <= o.budgetBytes)
         continue;
       ++missed;

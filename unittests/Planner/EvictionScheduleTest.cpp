@@ -10,10 +10,21 @@
 
 #include "EvictionSchedule.h"
 
+#include <algorithm>
+
 using namespace coop::planner;
 using namespace coop::planner::testing;
 
 namespace {
+
+/// Plans `graph` following `scheduled`, in a budget of the peak it reports.
+Status followAtItsPeak(const Graph &graph, PlanOptions options,
+                       const ScheduledEvictions &scheduled, Plan *plan) {
+  options.budgetBytes = scheduled.peakLiveBytes;
+  options.scheduledEvictions =
+      std::make_shared<const EvictionSchedule>(scheduled.evictAfter);
+  return planAndVerify(graph, options, plan);
+}
 
 /// L and S (100 bytes each) are read at op 2 and again later: S at op 6,
 /// L at op 9. The live bytes are over 325 from op 3 to op 8, most at op 5
@@ -47,7 +58,8 @@ TEST(EvictionSchedule, PrefersTheValueAwayOverTheWholeRun) {
   const PlanOptions o = byteOptions(Policy::Lookahead, 325);
   const StepAnalysis analysis = analyse(g, o);
   const ScheduledEvictions scheduled =
-      scheduleEvictions(g, analysis, o.alignment, 325, RebuiltBytes::EveryValue);
+      scheduleEvictions(g, analysis, o.alignment, 325, RebuiltBytes::EveryValue,
+                        RecomputeChains::Short);
   EXPECT_EQ(scheduled.peakLiveBytes, 322);
   for (size_t op = 0; op < scheduled.evictAfter.size(); ++op)
     EXPECT_EQ(scheduled.evictAfter[op],
@@ -79,23 +91,110 @@ TEST(EvictionSchedule, CountsWhatARecomputationHoldsNearTheFloor) {
   const PlanOptions o = byteOptions(Policy::Lookahead, 265);
   const StepAnalysis analysis = analyse(g, o);
   EXPECT_GT(scheduleEvictions(g, analysis, o.alignment, 265,
-                              RebuiltBytes::EveryValue)
+                              RebuiltBytes::EveryValue, RecomputeChains::Short)
                 .peakLiveBytes,
             265);
-  const ScheduledEvictions scheduled = scheduleEvictions(
-      g, analysis, o.alignment, 265, RebuiltBytes::HeldAtOnce);
+  const ScheduledEvictions scheduled =
+      scheduleEvictions(g, analysis, o.alignment, 265, RebuiltBytes::HeldAtOnce,
+                        RecomputeChains::Short);
   EXPECT_EQ(scheduled.peakLiveBytes, 262);
   for (size_t op = 0; op < scheduled.evictAfter.size(); ++op)
     EXPECT_EQ(scheduled.evictAfter[op],
               op == 2 ? std::vector<TensorId>{v} : std::vector<TensorId>{})
         << "after op " << op;
   // Followed and packed offline, it plans in 262 bytes.
-  PlanOptions followed = o;
-  followed.budgetBytes = 262;
-  followed.scheduledEvictions = std::make_shared<const EvictionSchedule>(
-      scheduled.evictAfter);
   Plan p;
-  EXPECT_OK(planAndVerify(g, followed, &p));
+  EXPECT_OK(followAtItsPeak(g, o, scheduled, &p));
+  EXPECT_EQ(p.stats.recomputeCount, 2);
+}
+
+/// s (300 bytes) is read at op 8 and at op 13, and must go over the peak
+/// (ops 9-10, big resident). Everything its producer chain reads is gone
+/// by op 13: d, c, b, their input a and the mask-like chain m1 -> m2 -> m3
+/// (1 byte each, nearly free), as in an attention block whose scores are
+/// rebuilt from the projections and the mask in the backward. Rebuilding
+/// s there runs 8 ops: with short chains s cannot go and the peak stays
+/// above the target; with long chains s goes and the target is reached.
+TEST(EvictionSchedule, LongChainsRebuildAValueFromFarBack) {
+  Graph g;
+  const TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  auto make = [&](std::vector<TensorId> inputs, int64_t bytes, double cost) {
+    return g.ops[g.addOp("aten.exp", std::move(inputs), {bytes}, {}, cost)]
+        .outputs[0];
+  };
+  auto read = [&](TensorId v) {
+    g.markStepOutput(
+        g.ops[g.addOp("aten.add", {v, x}, {1}, {}, 1.0)].outputs[0]);
+  };
+  const TensorId m1 = make({x}, 1, 0.001);   // op 0
+  const TensorId m2 = make({m1}, 1, 0.001);  // op 1
+  const TensorId m3 = make({m2}, 1, 0.001);  // op 2
+  const TensorId a = make({x}, 10, 1.0);     // op 3
+  const TensorId b = make({a, m3}, 10, 1.0); // op 4
+  const TensorId c = make({b}, 10, 1.0);     // op 5
+  const TensorId d = make({c}, 10, 1.0);     // op 6
+  const TensorId s = make({d}, 300, 1.0);    // op 7
+  read(s);                                   // op 8
+  read(make({x}, 300, 1000.0));              // ops 9, 10
+  read(m3);                                  // op 11
+  read(a);                                   // op 12
+  read(s);                                   // op 13
+  ASSERT_TRUE(g.finalize());
+
+  const int64_t target = 380;
+  const PlanOptions o = byteOptions(Policy::Lookahead, target);
+  const StepAnalysis analysis = analyse(g, o);
+  EXPECT_GT(scheduleEvictions(g, analysis, o.alignment, target,
+                              RebuiltBytes::EveryValue, RecomputeChains::Short)
+                .peakLiveBytes,
+            target);
+  const ScheduledEvictions scheduled =
+      scheduleEvictions(g, analysis, o.alignment, target,
+                        RebuiltBytes::EveryValue, RecomputeChains::Long);
+  EXPECT_LE(scheduled.peakLiveBytes, target);
+  EXPECT_NE(std::find(scheduled.evictAfter[8].begin(),
+                      scheduled.evictAfter[8].end(), s),
+            scheduled.evictAfter[8].end());
+  Plan p;
+  EXPECT_OK(followAtItsPeak(g, o, scheduled, &p));
+}
+
+/// u is read at ops 1, 2 and 8; w = exp(u) at op 2 and op 5. Both must go
+/// over the peak (ops 3-4, big resident). Rebuilding w at op 5 rebuilds u
+/// there, and u then stays resident until its own read at op 8, as in the
+/// simulator: with long chains (RecomputeChains::Long) the schedule counts
+/// u over ops 6-7 (where big2 lives) and reports that peak, which the plan
+/// that follows it fits, u and w each recomputed once.
+TEST(EvictionSchedule, AValueRebuiltForAnotherStaysUntilItsRead) {
+  Graph g;
+  const TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  auto make = [&](TensorId input, int64_t bytes, double cost) {
+    return g.ops[g.addOp("aten.exp", {input}, {bytes}, {}, cost)].outputs[0];
+  };
+  auto read = [&](TensorId v, TensorId w) {
+    g.markStepOutput(
+        g.ops[g.addOp("aten.add", {v, w}, {1}, {}, 1.0)].outputs[0]);
+  };
+  const TensorId u = make(x, 100, 1.0); // op 0
+  const TensorId w = make(u, 100, 1.0); // op 1
+  read(u, w);                           // op 2
+  read(make(x, 200, 100.0), x);         // ops 3, 4
+  read(w, x);                           // op 5
+  read(make(x, 150, 100.0), x);         // ops 6, 7
+  read(u, x);                           // op 8
+  ASSERT_TRUE(g.finalize());
+
+  const int64_t target = 230;
+  const PlanOptions o = byteOptions(Policy::Lookahead, target);
+  const StepAnalysis analysis = analyse(g, o);
+  const ScheduledEvictions scheduled =
+      scheduleEvictions(g, analysis, o.alignment, target,
+                        RebuiltBytes::EveryValue, RecomputeChains::Long);
+  EXPECT_EQ(scheduled.evictAfter[2], (std::vector<TensorId>{u, w}));
+  // At op 7: x, u, big2 and the outputs of ops 2, 4, 5 and 7.
+  EXPECT_EQ(scheduled.peakLiveBytes, 10 + 100 + 150 + 4);
+  Plan p;
+  EXPECT_OK(followAtItsPeak(g, o, scheduled, &p));
   EXPECT_EQ(p.stats.recomputeCount, 2);
 }
 
@@ -121,17 +220,20 @@ TEST(EvictionSchedule, SchedulesEvictableValuesTheSimulatorCanFollow) {
       const int64_t target =
           analysis.floorBytes +
           int64_t(fraction * double(peak - analysis.floorBytes));
-      ScheduledEvictions scheduled =
-          scheduleEvictions(g, analysis, o.alignment, target, rebuilt);
-      reached += scheduled.peakLiveBytes <= target;
-      for (const std::vector<TensorId> &values : scheduled.evictAfter)
-        for (TensorId v : values)
-          EXPECT_TRUE(analysis.evictable[v]) << "value " << v;
-      o.budgetBytes = 2 * peak;
-      o.scheduledEvictions = std::make_shared<const EvictionSchedule>(
-          std::move(scheduled.evictAfter));
-      Plan p;
-      EXPECT_OK(planAndVerify(g, o, &p, simulate));
+      for (RecomputeChains chains :
+           {RecomputeChains::Short, RecomputeChains::Long}) {
+        ScheduledEvictions scheduled = scheduleEvictions(
+            g, analysis, o.alignment, target, rebuilt, chains);
+        reached += scheduled.peakLiveBytes <= target;
+        for (const std::vector<TensorId> &values : scheduled.evictAfter)
+          for (TensorId v : values)
+            EXPECT_TRUE(analysis.evictable[v]) << "value " << v;
+        o.budgetBytes = 2 * peak;
+        o.scheduledEvictions = std::make_shared<const EvictionSchedule>(
+            std::move(scheduled.evictAfter));
+        Plan p;
+        EXPECT_OK(planAndVerify(g, o, &p, simulate));
+      }
     }
   }
   EXPECT_GT(reached, 0);
