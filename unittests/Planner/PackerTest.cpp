@@ -303,9 +303,11 @@ TEST(PackerPropertyTest, GeneratedSetsOfEveryKind) {
 // Perfect sets are full at every instruction: the lower bound is the
 // optimum and nothing may be wasted. The exact search reaches it on small
 // sets; on larger ones (the hardest instances there are) the packing stays
-// within a few percent of it (1.030x when this was written, with the
-// default 100,000 nodes; 1.036x with 50,000, and the skyline search before
-// the canonical one reached 1.073x), far below the online best fit's.
+// within a few percent of it (1.024x when this was written, with the
+// default 100,000 nodes; 1.030x with restarts that all broke ties
+// uniformly at random, 1.036x with 50,000 nodes, and the skyline search
+// before the canonical one reached 1.073x), far below the online best
+// fit's.
 TEST(PackerPropertyTest, PerfectSetsReachTheirCapacity) {
   const int seeds = 60;
   int small = 0, smallAtCapacity = 0, large = 0;
@@ -339,6 +341,28 @@ TEST(PackerPropertyTest, PerfectSetsReachTheirCapacity) {
   std::printf("perfect sets of 20-60 buffers at capacity: %d of %d; 80-120 "
               "buffers: mean peak %.3fx capacity (online best fit %.3fx)\n",
               smallAtCapacity, small, largeRatio, largeOnlineRatio);
+}
+
+// Every other restart of the search ranks buffers by space-time area, with
+// noise: on these perfect sets of 200 buffers the mean peak is 1.076x the
+// capacity, where restarts that all broke ties uniformly at random reached
+// 1.095x. The node limit, not the clock, bounds the search, so the figure
+// is the same on every machine.
+TEST(PackerPropertyTest, PerfectSetsOf200BuffersStayClose) {
+  double ratio = 0;
+  const int seeds = 4;
+  for (uint64_t seed = 0; seed < uint64_t(seeds); ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    IntervalShape shape;
+    shape.kind = IntervalKind::Perfect;
+    shape.buffers = 200;
+    IntervalSet set;
+    ASSERT_OK(generateIntervals(seed, shape, &set));
+    const PackResult r = checkProperties(set, PackOptions());
+    ratio += double(r.peak) / double(set.capacity) / seeds;
+  }
+  EXPECT_LE(ratio, 1.085);
+  std::printf("perfect sets of 200 buffers: mean peak %.3fx capacity\n", ratio);
 }
 
 } // namespace
