@@ -471,13 +471,17 @@ public:
   /// (every other one by noisy area, the rest uniformly at random), undo
   /// a bad early choice that one depth-first pass would never revisit.
   /// What failed does not depend on the order in which it was explored,
-  /// so the failed states are kept across restarts.
-  Outcome run(int64_t capacity, int64_t nodes, Packing *found) {
+  /// so the failed states are kept across restarts. With `newOrders`, the
+  /// attempts go on from where the earlier runs left off (no run's orders
+  /// are tried twice), else they start afresh.
+  Outcome run(int64_t capacity, int64_t nodes, Packing *found,
+              bool newOrders = false) {
     capacity_ = capacity;
     failed_.clear();
     const int64_t limit = std::min(nodeLimit_, nodes_ + nodes);
     const int64_t perAttempt = kNodesPerBuffer * int64_t(p_.size.size());
-    for (uint64_t attempt = 0;; ++attempt) {
+    for (uint64_t attempt = newOrders ? attempts_ : 0;; ++attempt) {
+      attempts_ = std::max(attempts_, attempt + 1);
       if (attempt == 0) {
         rank_ = contentionRank_;
       } else if (attempt % 2 == 1) {
@@ -857,6 +861,7 @@ private:
   /// The states that failed at this capacity.
   std::unordered_set<uint64_t> failed_;
   int64_t nodes_ = 0;
+  uint64_t attempts_ = 0; // the most any run has made
   bool outOfNodes_ = false;
 };
 
@@ -1005,6 +1010,21 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
             tried = capacity + unit;
             break;
           }
+        }
+        // The nodes the bisection leaves go to one step below the best, in
+        // orders not tried yet, as long as that finds packings. Not for a
+        // target: a lower peak that still misses it is of no use.
+        while (target == 0 && best.peak > goodEnough &&
+               search.nodesLeft() > 0 && best.peak - unit >= known) {
+          const int64_t capacity = best.peak - unit;
+          Packing found;
+          const CanonicalSearch::Outcome outcome =
+              search.run(capacity, search.nodesLeft(), &found, true);
+          if (outcome == CanonicalSearch::Outcome::Infeasible)
+            known = capacity + unit;
+          if (outcome != CanonicalSearch::Outcome::Found)
+            break;
+          best = std::move(found);
         }
         result->searchNodes += search.nodes();
       }
