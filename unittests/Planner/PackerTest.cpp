@@ -352,9 +352,11 @@ TEST(PackerPropertyTest, GeneratedSetsOfEveryKind) {
 // Perfect sets are full at every instruction: the lower bound is the
 // optimum and nothing may be wasted. The exact search reaches it on small
 // sets; on larger ones (the hardest instances there are) the packing stays
-// within a few percent of it (1.030x when this was written, with the
-// default 100,000 nodes; 1.036x with 50,000, and the skyline search before
-// the canonical one reached 1.073x), far below the online best fit's.
+// within a few percent of it (1.021x when this was written, with the
+// default 100,000 nodes; 1.030x before restarts by noisy area and before
+// the nodes the bisection leaves went on searching, 1.036x with 50,000
+// nodes, and the skyline search before the canonical one reached 1.073x),
+// far below the online best fit's.
 TEST(PackerPropertyTest, PerfectSetsReachTheirCapacity) {
   const int seeds = 60;
   int small = 0, smallAtCapacity = 0, large = 0;
@@ -383,11 +385,34 @@ TEST(PackerPropertyTest, PerfectSetsReachTheirCapacity) {
   EXPECT_EQ(smallAtCapacity, small);
   largeRatio /= large;
   largeOnlineRatio /= large;
-  EXPECT_LE(largeRatio, 1.04);
+  EXPECT_LE(largeRatio, 1.028);
   EXPECT_LE(largeRatio - 1.0, 0.5 * (largeOnlineRatio - 1.0));
   std::printf("perfect sets of 20-60 buffers at capacity: %d of %d; 80-120 "
               "buffers: mean peak %.3fx capacity (online best fit %.3fx)\n",
               smallAtCapacity, small, largeRatio, largeOnlineRatio);
+}
+
+// Every other restart of the search ranks buffers by space-time area, with
+// noise, and the nodes the bisection leaves go on searching one step below
+// the best: on these perfect sets of 200 buffers the mean peak is 1.067x
+// the capacity (1.076x with the restarts alone), where restarts that all
+// broke ties uniformly at random reached 1.095x. The node limit, not the
+// clock, bounds the search, so the figure is the same on every machine.
+TEST(PackerPropertyTest, PerfectSetsOf200BuffersStayClose) {
+  double ratio = 0;
+  const int seeds = 4;
+  for (uint64_t seed = 0; seed < uint64_t(seeds); ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    IntervalShape shape;
+    shape.kind = IntervalKind::Perfect;
+    shape.buffers = 200;
+    IntervalSet set;
+    ASSERT_OK(generateIntervals(seed, shape, &set));
+    const PackResult r = checkProperties(set, PackOptions());
+    ratio += double(r.peak) / double(set.capacity) / seeds;
+  }
+  EXPECT_LE(ratio, 1.08);
+  std::printf("perfect sets of 200 buffers: mean peak %.3fx capacity\n", ratio);
 }
 
 } // namespace
