@@ -87,6 +87,9 @@ double cheaperThan(double cost) {
 }
 /// Replays per simulate() call that learn which values to keep (see simulate()).
 constexpr int kMaxReplays = 64;
+/// Distinct e* groups a neighbourhood cost adds up without repeats; a
+/// producer with more inputs and outputs may count a group twice.
+constexpr int kMaxNeighbourGroups = 16;
 
 
 /// Groups of evicted values for DTR's e* neighbourhood cost.
@@ -117,13 +120,20 @@ public:
   /// Every node's cost at make(): no group costs more (up to rounding).
   double madeCost() const { return madeCost_; }
   void subtract(int32_t root, double cost) {
-    cost_[root] = std::max(0.0, cost_[root] - cost);
+    const double before = cost_[root];
+    cost_[root] = std::max(0.0, before - cost);
+    subtracted_ += before - cost_[root];
   }
+  /// What subtract() has taken off all groups so far: make() and unite()
+  /// only add, so no group has lost more since any earlier moment than
+  /// the growth of this sum.
+  double subtracted() const { return subtracted_; }
 
 private:
   std::vector<int32_t> parent_;
   std::vector<double> cost_;
   double madeCost_ = 0;
+  double subtracted_ = 0;
 };
 
 class Simulator {
@@ -241,10 +251,10 @@ private:
   ScoreTerms scoreTerms(TensorId t, const Arena &region);
   double score(TensorId t, const ScoreTerms &terms);
   /// Bounds on score(t, terms) as computed, rounding included, that need
-  /// no neighbourhood or chain walk: the cost is at least the producer's.
-  double scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
-    return producers_[t].cost / terms.denominator;
-  }
+  /// no neighbourhood or chain walk: the cost is at least the producer's,
+  /// and at least its last neighbourhood cost (costFloors_) less what the
+  /// groups lost since.
+  double scoreLowerBound(TensorId t, const ScoreTerms &terms) const;
   double scoreUpperBound(TensorId t, const ScoreTerms &terms) const;
   /// Where a search of `region` starts: main_ holds only persistent state,
   /// never a victim, below persistentEnd_.
@@ -257,6 +267,9 @@ private:
       persistentEnd_ = offset;
   }
   double neighbourhoodCost(TensorId t);
+  /// A neighbourhood cost computed for a resident value, remembered as a
+  /// lower bound on later ones (see scoreLowerBound()).
+  void rememberNeighbourhoodCost(TensorId t, double cost);
   /// Lookahead: the ops a read of `t` at op `at` will have to re-run: its
   /// producer, and the producers of every input that is gone by then
   /// (evicted now, or freed after its last use before `at`), transitively.
@@ -309,6 +322,18 @@ private:
     double neighbours = 0; // inputs and outputs
   };
   std::vector<ProducerTerms> producers_;
+  /// Per resident value, its last neighbourhood cost and the groups'
+  /// subtracted() then; cost 0 when there is none to go by. A neighbour
+  /// that comes back leaves its group out of the sum, so it clears the
+  /// floors of the values it neighbours (neighbourOps_).
+  struct CostFloor {
+    double cost = 0;
+    double subtractedBefore = 0;
+  };
+  std::vector<CostFloor> costFloors_;
+  /// Per content, the ops that read or write it: their outputs' e*
+  /// neighbourhoods include it.
+  std::vector<std::vector<OpId>> neighbourOps_;
   /// chooseWindow()'s current run: consecutive free and evictable pieces
   /// that no piece but the last holds the request alone, so that the
   /// sliding sums start afresh in each run.
@@ -331,11 +356,16 @@ void Simulator::place(TensorId t, Arena *region, int64_t offset,
   v.region = region;
   v.offset = offset;
   v.size = size;
+  costFloors_[t] = CostFloor();
   if (v.group >= 0) {
     // Recomputed: approximately split it back out of its evicted group.
     const OpId producer = g_.tensors[t].producer;
     groups_.subtract(groups_.find(v.group), g_.ops[producer].costUs);
     v.group = -1;
+    // The neighbourhoods that counted its group may now leave it out.
+    for (OpId op : neighbourOps_[t])
+      for (TensorId out : g_.ops[op].outputs)
+        costFloors_[out] = CostFloor();
   }
 }
 
@@ -376,7 +406,7 @@ void Simulator::drop(TensorId t, InstructionKind how) {
 double Simulator::neighbourhoodCost(TensorId t) {
   const Op &producer = g_.ops[g_.tensors[t].producer];
   double cost = producer.costUs;
-  int32_t roots[16];
+  int32_t roots[kMaxNeighbourGroups];
   int rootCount = 0;
   auto add = [&](TensorId other) {
     TensorId c = a_.content[other];
@@ -386,7 +416,7 @@ double Simulator::neighbourhoodCost(TensorId t) {
     for (int i = 0; i < rootCount; ++i)
       if (roots[i] == root)
         return;
-    if (rootCount < 16)
+    if (rootCount < kMaxNeighbourGroups)
       roots[rootCount++] = root;
     cost += groups_.cost(root);
   };
@@ -457,11 +487,34 @@ Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
   return {staleness, kNone};
 }
 
+void Simulator::rememberNeighbourhoodCost(TensorId t, double cost) {
+  // Past kMaxNeighbourGroups a group may count twice, and a merge can then
+  // lower the sum: no floor.
+  if (producers_[t].neighbours <= kMaxNeighbourGroups)
+    costFloors_[t] = {cost, groups_.subtracted()};
+}
+
 double Simulator::score(TensorId t, const ScoreTerms &terms) {
   ++plan_.stats.piecesScored;
-  const double cost = options_.policy == Policy::Lookahead
-                          ? recomputeChainCost(t, terms.nextRead)
-                          : neighbourhoodCost(t);
+  if (options_.policy == Policy::Lookahead)
+    return recomputeChainCost(t, terms.nextRead) / terms.denominator;
+  const double cost = neighbourhoodCost(t);
+  rememberNeighbourhoodCost(t, cost);
+  return cost / terms.denominator;
+}
+
+double Simulator::scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
+  double cost = producers_[t].cost;
+  const CostFloor &floor = costFloors_[t];
+  if (floor.cost > cost) {
+    // Since the floor was taken, groups gained by merges and new members
+    // and lost at most what subtract() took; the slack covers the
+    // rounding of the sums, each within a few epsilon of madeCost().
+    constexpr double kSlack = 1e-9;
+    const double lost = groups_.subtracted() - floor.subtractedBefore;
+    cost = std::max(cost, floor.cost - lost -
+                              kSlack * (floor.cost + groups_.madeCost()));
+  }
   return cost / terms.denominator;
 }
 
@@ -1001,6 +1054,16 @@ Status Simulator::run() {
   }
   totalOpCost_ = stats.baselineCostUs;
   producers_.resize(g_.tensors.size());
+  costFloors_.resize(g_.tensors.size());
+  neighbourOps_.resize(g_.tensors.size());
+  for (OpId k = 0; k < OpId(g_.ops.size()); ++k)
+    for (const std::vector<TensorId> *side :
+         {&g_.ops[k].inputs, &g_.ops[k].outputs})
+      for (TensorId x : *side) {
+        std::vector<OpId> &ops = neighbourOps_[a_.content[x]];
+        if (ops.empty() || ops.back() != k)
+          ops.push_back(k);
+      }
   for (const Op &op : g_.ops)
     for (TensorId out : op.outputs)
       producers_[out] = {op.costUs,
