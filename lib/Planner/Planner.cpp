@@ -273,7 +273,17 @@ private:
   /// Lookahead: the ops a read of `t` at op `at` will have to re-run: its
   /// producer, and the producers of every input that is gone by then
   /// (evicted now, or freed after its last use before `at`), transitively.
-  double recomputeChainCost(TensorId t, OpId at);
+  /// With `remember`, the cost is kept in chainMemos_ and `t` is listed
+  /// as a reader of the residency of every value the walk looked at.
+  double recomputeChainCost(TensorId t, OpId at, bool remember);
+  /// The remembered chain cost of `t` for a read at `at`, or -1.
+  double rememberedChainCost(TensorId t, OpId at) const {
+    const ChainMemo &memo = chainMemos_[t];
+    return memo.at == at ? memo.cost : -1;
+  }
+  /// `t` came back or went: the chain costs that read its residency are
+  /// forgotten.
+  void forgetChainsThrough(TensorId t);
   void place(TensorId t, Arena *region, int64_t offset, int64_t size);
   void drop(TensorId t, InstructionKind how);
   void markGone(TensorId t);
@@ -334,6 +344,19 @@ private:
   /// Per content, the ops that read or write it: their outputs' e*
   /// neighbourhoods include it.
   std::vector<std::vector<OpId>> neighbourOps_;
+  /// Lookahead, bounded search: per resident value, its last chain cost
+  /// and the read it was for (kNone: none). A chain walk reads only the
+  /// residency of the inputs it looks at and the static analysis, so the
+  /// cost stays exact until one of those comes back or goes
+  /// (chainReaders_), or the value's next read moves.
+  struct ChainMemo {
+    double cost = 0;
+    OpId at = kNone;
+  };
+  std::vector<ChainMemo> chainMemos_;
+  /// Per content: the values whose remembered chain cost read its
+  /// residency (may repeat, and name values remembered again since).
+  std::vector<std::vector<TensorId>> chainReaders_;
   /// chooseWindow()'s current run: consecutive free and evictable pieces
   /// that no piece but the last holds the request alone, so that the
   /// sliding sums start afresh in each run.
@@ -357,6 +380,8 @@ void Simulator::place(TensorId t, Arena *region, int64_t offset,
   v.offset = offset;
   v.size = size;
   costFloors_[t] = CostFloor();
+  chainMemos_[t].at = kNone;
+  forgetChainsThrough(t);
   if (v.group >= 0) {
     // Recomputed: approximately split it back out of its evicted group.
     const OpId producer = g_.tensors[t].producer;
@@ -373,6 +398,7 @@ void Simulator::markGone(TensorId t) {
   Value &v = values_[t];
   v.resident = false;
   v.region = nullptr;
+  forgetChainsThrough(t);
   if (!a_.recomputable[t])
     return;
   // Merge with the evicted neighbours of its producer (DTR's e*).
@@ -427,7 +453,13 @@ double Simulator::neighbourhoodCost(TensorId t) {
   return cost;
 }
 
-double Simulator::recomputeChainCost(TensorId t, OpId at) {
+void Simulator::forgetChainsThrough(TensorId t) {
+  for (TensorId reader : chainReaders_[t])
+    chainMemos_[reader].at = kNone;
+  chainReaders_[t].clear();
+}
+
+double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
   // Bounded, so that scoring stays cheap on deep recurrent chains; beyond
   // the bound the cost is underestimated, as e* does everywhere.
   constexpr int kChainOpLimit = 32;
@@ -445,6 +477,8 @@ double Simulator::recomputeChainCost(TensorId t, OpId at) {
       if (producer == kNone || !a_.recomputable[in] ||
           chainStamp_[producer] == chainEpoch_)
         continue;
+      if (remember)
+        chainReaders_[in].push_back(t);
       const bool goneBy = !values_[in].resident ||
                           (a_.lastUse[in] < at && retainUntil_[in] < at);
       if (goneBy) {
@@ -453,6 +487,8 @@ double Simulator::recomputeChainCost(TensorId t, OpId at) {
       }
     }
   }
+  if (remember)
+    chainMemos_[t] = {cost, at};
   return cost;
 }
 
@@ -496,14 +532,26 @@ void Simulator::rememberNeighbourhoodCost(TensorId t, double cost) {
 
 double Simulator::score(TensorId t, const ScoreTerms &terms) {
   ++plan_.stats.piecesScored;
-  if (options_.policy == Policy::Lookahead)
-    return recomputeChainCost(t, terms.nextRead) / terms.denominator;
+  if (options_.policy == Policy::Lookahead) {
+    // The bounded search walks a chain once until what it read changes.
+    const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
+    double cost = bounded ? rememberedChainCost(t, terms.nextRead) : -1;
+    if (cost < 0)
+      cost = recomputeChainCost(t, terms.nextRead, bounded);
+    return cost / terms.denominator;
+  }
   const double cost = neighbourhoodCost(t);
   rememberNeighbourhoodCost(t, cost);
   return cost / terms.denominator;
 }
 
 double Simulator::scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
+  if (options_.policy == Policy::Lookahead) {
+    // A remembered chain cost is the score's own numerator.
+    const double remembered = rememberedChainCost(t, terms.nextRead);
+    return (remembered >= 0 ? remembered : producers_[t].cost) /
+           terms.denominator;
+  }
   double cost = producers_[t].cost;
   const CostFloor &floor = costFloors_[t];
   if (floor.cost > cost) {
@@ -1055,6 +1103,8 @@ Status Simulator::run() {
   totalOpCost_ = stats.baselineCostUs;
   producers_.resize(g_.tensors.size());
   costFloors_.resize(g_.tensors.size());
+  chainMemos_.resize(g_.tensors.size());
+  chainReaders_.resize(g_.tensors.size());
   neighbourOps_.resize(g_.tensors.size());
   for (OpId k = 0; k < OpId(g_.ops.size()); ++k)
     for (const std::vector<TensorId> *side :
