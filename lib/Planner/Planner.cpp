@@ -180,6 +180,9 @@ private:
     int32_t pendingReads = 0;
     double lastAccess = 0;
     int32_t group = -1; // union-find node while gone
+    /// Lookahead: the first op that reads it after the op it was looked
+    /// up at (the next read until the current op reaches it).
+    OpId nextRead = kNone;
   };
 
   Status runOp(OpId k);
@@ -494,13 +497,22 @@ double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
 
 Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
                                              const Arena &region) {
-  const Value &v = values_[t];
+  Value &v = values_[t];
   if (options_.policy == Policy::Lookahead) {
     // A value nothing reads again directly is wanted only by
-    // recomputations, if at all: as far away as the step goes.
-    const std::vector<OpId> &readers = a_.readers[t];
-    auto next = std::upper_bound(readers.begin(), readers.end(), currentOp_);
-    const OpId at = next != readers.end() ? *next : OpId(g_.ops.size());
+    // recomputations, if at all: as far away as the step goes. The ops
+    // only advance, so a read found after an earlier op is still the next
+    // until the current op reaches it.
+    const bool remembered = boundedSearch_ &&
+                            options_.boundedEvictionSearch &&
+                            v.nextRead > currentOp_;
+    if (!remembered) {
+      const std::vector<OpId> &readers = a_.readers[t];
+      auto next =
+          std::upper_bound(readers.begin(), readers.end(), currentOp_);
+      v.nextRead = next != readers.end() ? *next : OpId(g_.ops.size());
+    }
+    const OpId at = v.nextRead;
     const double distance = double(std::max<OpId>(at - currentOp_, 1));
     // A window's bytes are fixed by the request; single victims are
     // compared per byte they free.
