@@ -255,8 +255,8 @@ private:
   double score(TensorId t, const ScoreTerms &terms);
   /// Bounds on score(t, terms) as computed, rounding included, that need
   /// no neighbourhood or chain walk: the cost is at least the producer's,
-  /// and at least its last neighbourhood cost (costFloors_) less what the
-  /// groups lost since.
+  /// at least its last neighbourhood cost (costFloors_) less what the
+  /// groups lost since, and a remembered chain cost (chainMemos_) exactly.
   double scoreLowerBound(TensorId t, const ScoreTerms &terms) const;
   double scoreUpperBound(TensorId t, const ScoreTerms &terms) const;
   /// Where a search of `region` starts: main_ holds only persistent state,
@@ -325,7 +325,9 @@ private:
   const bool recursiveClosures_;
   int64_t recomputesForCurrentOp_ = 0;
   int64_t persistentEnd_ = 0;
-  /// Every op costs a finite, non-negative amount: the score bounds hold.
+  /// Searches skip by bounds and reuse the costs they remembered:
+  /// PlanOptions::boundedEvictionSearch is on, and every op costs a
+  /// finite, non-negative amount, so the score bounds hold.
   bool boundedSearch_ = false;
   double totalOpCost_ = 0;
   /// Per value, what the score bounds read of its producer, packed so that
@@ -503,10 +505,7 @@ Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
     // recomputations, if at all: as far away as the step goes. The ops
     // only advance, so a read found after an earlier op is still the next
     // until the current op reaches it.
-    const bool remembered = boundedSearch_ &&
-                            options_.boundedEvictionSearch &&
-                            v.nextRead > currentOp_;
-    if (!remembered) {
+    if (!boundedSearch_ || v.nextRead <= currentOp_) {
       const std::vector<OpId> &readers = a_.readers[t];
       auto next =
           std::upper_bound(readers.begin(), readers.end(), currentOp_);
@@ -546,10 +545,10 @@ double Simulator::score(TensorId t, const ScoreTerms &terms) {
   ++plan_.stats.piecesScored;
   if (options_.policy == Policy::Lookahead) {
     // The bounded search walks a chain once until what it read changes.
-    const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
-    double cost = bounded ? rememberedChainCost(t, terms.nextRead) : -1;
+    double cost =
+        boundedSearch_ ? rememberedChainCost(t, terms.nextRead) : -1;
     if (cost < 0)
-      cost = recomputeChainCost(t, terms.nextRead, bounded);
+      cost = recomputeChainCost(t, terms.nextRead, boundedSearch_);
     return cost / terms.denominator;
   }
   const double cost = neighbourhoodCost(t);
@@ -594,7 +593,6 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
   // last recorded wins. Barriers and pieces that hold `size` bytes alone
   // cut the pieces into runs whose sums start afresh, so a run none of
   // whose windows can be recorded is skipped unscored.
-  const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
   bool found = false;
   double bestCost = 0;
   auto piece = region.pieces().lower_bound(searchStart(region));
@@ -622,7 +620,8 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
     }
     if (bytes < size)
       continue; // no window
-    if (bounded && found && runCostsAtLeast(size, cheaperThan(bestCost)))
+    if (boundedSearch_ && found &&
+        runCostsAtLeast(size, cheaperThan(bestCost)))
       continue;
     for (WindowSlot &slot : run_)
       if (slot.owner != Arena::kFree)
@@ -685,7 +684,6 @@ void Simulator::forEachWindow(int64_t size, double WindowSlot::*value,
 TensorId Simulator::chooseLowestScore(const Arena &region) {
   // A piece whose score's lower bound is not below the best so far cannot
   // be strictly lower: it is skipped unscored.
-  const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
   TensorId victim = kNone;
   double best = std::numeric_limits<double>::infinity();
   for (auto piece = region.pieces().lower_bound(searchStart(region));
@@ -695,7 +693,8 @@ TensorId Simulator::chooseLowestScore(const Arena &region) {
     if (owner < 0 || !evictableNow(owner))
       continue;
     const ScoreTerms terms = scoreTerms(owner, region);
-    if (bounded && victim != kNone && scoreLowerBound(owner, terms) >= best)
+    if (boundedSearch_ && victim != kNone &&
+        scoreLowerBound(owner, terms) >= best)
       continue;
     double s = score(owner, terms);
     if (victim == kNone || s < best) {
@@ -1107,7 +1106,7 @@ Status Simulator::run() {
   stats.memoryFloorBytes = a_.floorBytes;
   stats.memoryFloorOp = a_.floorOp;
   stats.persistentBytes = a_.persistentBytes;
-  boundedSearch_ = true;
+  boundedSearch_ = options_.boundedEvictionSearch;
   for (const Op &op : g_.ops) {
     stats.baselineCostUs += op.costUs;
     boundedSearch_ &= std::isfinite(op.costUs) && op.costUs >= 0;
