@@ -87,6 +87,9 @@ double cheaperThan(double cost) {
 }
 /// Replays per simulate() call that learn which values to keep (see simulate()).
 constexpr int kMaxReplays = 64;
+/// Distinct e* groups a neighbourhood cost adds up without repeats; a
+/// producer with more inputs and outputs may count a group twice.
+constexpr int kMaxNeighbourGroups = 16;
 
 
 /// Groups of evicted values for DTR's e* neighbourhood cost.
@@ -117,13 +120,20 @@ public:
   /// Every node's cost at make(): no group costs more (up to rounding).
   double madeCost() const { return madeCost_; }
   void subtract(int32_t root, double cost) {
-    cost_[root] = std::max(0.0, cost_[root] - cost);
+    const double before = cost_[root];
+    cost_[root] = std::max(0.0, before - cost);
+    subtracted_ += before - cost_[root];
   }
+  /// What subtract() has taken off all groups so far: make() and unite()
+  /// only add, so no group has lost more since any earlier moment than
+  /// the growth of this sum.
+  double subtracted() const { return subtracted_; }
 
 private:
   std::vector<int32_t> parent_;
   std::vector<double> cost_;
   double madeCost_ = 0;
+  double subtracted_ = 0;
 };
 
 class Simulator {
@@ -171,6 +181,9 @@ private:
     int32_t pendingReads = 0;
     double lastAccess = 0;
     int32_t group = -1; // union-find node while gone
+    /// Lookahead: the first op that reads it after the op it was looked
+    /// up at (the next read until the current op reaches it).
+    OpId nextRead = kNone;
   };
 
   Status runOp(OpId k);
@@ -242,10 +255,10 @@ private:
   ScoreTerms scoreTerms(TensorId t, const Arena &region);
   double score(TensorId t, const ScoreTerms &terms);
   /// Bounds on score(t, terms) as computed, rounding included, that need
-  /// no neighbourhood or chain walk: the cost is at least the producer's.
-  double scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
-    return producers_[t].cost / terms.denominator;
-  }
+  /// no neighbourhood or chain walk: the cost is at least the producer's,
+  /// at least its last neighbourhood cost (costFloors_) less what the
+  /// groups lost since, and a remembered chain cost (chainMemos_) exactly.
+  double scoreLowerBound(TensorId t, const ScoreTerms &terms) const;
   double scoreUpperBound(TensorId t, const ScoreTerms &terms) const;
   /// Where a search of `region` starts: main_ holds only persistent state,
   /// never a victim, below persistentEnd_.
@@ -258,10 +271,23 @@ private:
       persistentEnd_ = offset;
   }
   double neighbourhoodCost(TensorId t);
+  /// A neighbourhood cost computed for a resident value, remembered as a
+  /// lower bound on later ones (see scoreLowerBound()).
+  void rememberNeighbourhoodCost(TensorId t, double cost);
   /// Lookahead: the ops a read of `t` at op `at` will have to re-run: its
   /// producer, and the producers of every input that is gone by then
   /// (evicted now, or freed after its last use before `at`), transitively.
-  double recomputeChainCost(TensorId t, OpId at);
+  /// With `remember`, the cost is kept in chainMemos_ and `t` is listed
+  /// as a reader of the residency of every value the walk looked at.
+  double recomputeChainCost(TensorId t, OpId at, bool remember);
+  /// The remembered chain cost of `t` for a read at `at`, or -1.
+  double rememberedChainCost(TensorId t, OpId at) const {
+    const ChainMemo &memo = chainMemos_[t];
+    return memo.at == at ? memo.cost : -1;
+  }
+  /// `t` came back or went: the chain costs that read its residency are
+  /// forgotten.
+  void forgetChainsThrough(TensorId t);
   void place(TensorId t, Arena *region, int64_t offset, int64_t size);
   void drop(TensorId t, InstructionKind how);
   void markGone(TensorId t);
@@ -300,7 +326,9 @@ private:
   const bool recursiveClosures_;
   int64_t recomputesForCurrentOp_ = 0;
   int64_t persistentEnd_ = 0;
-  /// Every op costs a finite, non-negative amount: the score bounds hold.
+  /// Searches skip by bounds and reuse the costs they remembered:
+  /// PlanOptions::boundedEvictionSearch is on, and every op costs a
+  /// finite, non-negative amount, so the score bounds hold.
   bool boundedSearch_ = false;
   double totalOpCost_ = 0;
   /// Per value, what the score bounds read of its producer, packed so that
@@ -310,6 +338,31 @@ private:
     double neighbours = 0; // inputs and outputs
   };
   std::vector<ProducerTerms> producers_;
+  /// Per resident value, its last neighbourhood cost and the groups'
+  /// subtracted() then; cost 0 when there is none to go by. A neighbour
+  /// that comes back leaves its group out of the sum, so it clears the
+  /// floors of the values it neighbours (neighbourOps_).
+  struct CostFloor {
+    double cost = 0;
+    double subtractedBefore = 0;
+  };
+  std::vector<CostFloor> costFloors_;
+  /// Per content, the ops that read or write it: their outputs' e*
+  /// neighbourhoods include it.
+  std::vector<std::vector<OpId>> neighbourOps_;
+  /// Lookahead, bounded search: per resident value, its last chain cost
+  /// and the read it was for (kNone: none). A chain walk reads only the
+  /// residency of the inputs it looks at and the static analysis, so the
+  /// cost stays exact until one of those comes back or goes
+  /// (chainReaders_), or the value's next read moves.
+  struct ChainMemo {
+    double cost = 0;
+    OpId at = kNone;
+  };
+  std::vector<ChainMemo> chainMemos_;
+  /// Per content: the values whose remembered chain cost read its
+  /// residency (may repeat, and name values remembered again since).
+  std::vector<std::vector<TensorId>> chainReaders_;
   /// chooseWindow()'s current run: consecutive free and evictable pieces
   /// that no piece but the last holds the request alone, so that the
   /// sliding sums start afresh in each run.
@@ -332,11 +385,18 @@ void Simulator::place(TensorId t, Arena *region, int64_t offset,
   v.region = region;
   v.offset = offset;
   v.size = size;
+  costFloors_[t] = CostFloor();
+  chainMemos_[t].at = kNone;
+  forgetChainsThrough(t);
   if (v.group >= 0) {
     // Recomputed: approximately split it back out of its evicted group.
     const OpId producer = g_.tensors[t].producer;
     groups_.subtract(groups_.find(v.group), g_.ops[producer].costUs);
     v.group = -1;
+    // The neighbourhoods that counted its group may now leave it out.
+    for (OpId op : neighbourOps_[t])
+      for (TensorId out : g_.ops[op].outputs)
+        costFloors_[out] = CostFloor();
   }
 }
 
@@ -344,6 +404,7 @@ void Simulator::markGone(TensorId t) {
   Value &v = values_[t];
   v.resident = false;
   v.region = nullptr;
+  forgetChainsThrough(t);
   if (!a_.recomputable[t])
     return;
   // Merge with the evicted neighbours of its producer (DTR's e*).
@@ -377,7 +438,7 @@ void Simulator::drop(TensorId t, InstructionKind how) {
 double Simulator::neighbourhoodCost(TensorId t) {
   const Op &producer = g_.ops[g_.tensors[t].producer];
   double cost = producer.costUs;
-  int32_t roots[16];
+  int32_t roots[kMaxNeighbourGroups];
   int rootCount = 0;
   auto add = [&](TensorId other) {
     TensorId c = a_.content[other];
@@ -387,7 +448,7 @@ double Simulator::neighbourhoodCost(TensorId t) {
     for (int i = 0; i < rootCount; ++i)
       if (roots[i] == root)
         return;
-    if (rootCount < 16)
+    if (rootCount < kMaxNeighbourGroups)
       roots[rootCount++] = root;
     cost += groups_.cost(root);
   };
@@ -398,7 +459,13 @@ double Simulator::neighbourhoodCost(TensorId t) {
   return cost;
 }
 
-double Simulator::recomputeChainCost(TensorId t, OpId at) {
+void Simulator::forgetChainsThrough(TensorId t) {
+  for (TensorId reader : chainReaders_[t])
+    chainMemos_[reader].at = kNone;
+  chainReaders_[t].clear();
+}
+
+double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
   // Bounded, so that scoring stays cheap on deep recurrent chains; beyond
   // the bound the cost is underestimated, as e* does everywhere.
   constexpr int kChainOpLimit = 32;
@@ -416,6 +483,8 @@ double Simulator::recomputeChainCost(TensorId t, OpId at) {
       if (producer == kNone || !a_.recomputable[in] ||
           chainStamp_[producer] == chainEpoch_)
         continue;
+      if (remember)
+        chainReaders_[in].push_back(t);
       const bool goneBy = !values_[in].resident ||
                           (a_.lastUse[in] < at && retainUntil_[in] < at);
       if (goneBy) {
@@ -424,18 +493,26 @@ double Simulator::recomputeChainCost(TensorId t, OpId at) {
       }
     }
   }
+  if (remember)
+    chainMemos_[t] = {cost, at};
   return cost;
 }
 
 Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
                                              const Arena &region) {
-  const Value &v = values_[t];
+  Value &v = values_[t];
   if (options_.policy == Policy::Lookahead) {
     // A value nothing reads again directly is wanted only by
-    // recomputations, if at all: as far away as the step goes.
-    const std::vector<OpId> &readers = a_.readers[t];
-    auto next = std::upper_bound(readers.begin(), readers.end(), currentOp_);
-    const OpId at = next != readers.end() ? *next : OpId(g_.ops.size());
+    // recomputations, if at all: as far away as the step goes. The ops
+    // only advance, so a read found after an earlier op is still the next
+    // until the current op reaches it.
+    if (!boundedSearch_ || v.nextRead <= currentOp_) {
+      const std::vector<OpId> &readers = a_.readers[t];
+      auto next =
+          std::upper_bound(readers.begin(), readers.end(), currentOp_);
+      v.nextRead = next != readers.end() ? *next : OpId(g_.ops.size());
+    }
+    const OpId at = v.nextRead;
     const double distance = double(std::max<OpId>(at - currentOp_, 1));
     // A window's bytes are fixed by the request; single victims are
     // compared per byte they free.
@@ -458,11 +535,46 @@ Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
   return {staleness, kNone};
 }
 
+void Simulator::rememberNeighbourhoodCost(TensorId t, double cost) {
+  // Past kMaxNeighbourGroups a group may count twice, and a merge can then
+  // lower the sum: no floor.
+  if (producers_[t].neighbours <= kMaxNeighbourGroups)
+    costFloors_[t] = {cost, groups_.subtracted()};
+}
+
 double Simulator::score(TensorId t, const ScoreTerms &terms) {
   ++plan_.stats.piecesScored;
-  const double cost = options_.policy == Policy::Lookahead
-                          ? recomputeChainCost(t, terms.nextRead)
-                          : neighbourhoodCost(t);
+  if (options_.policy == Policy::Lookahead) {
+    // The bounded search walks a chain once until what it read changes.
+    double cost =
+        boundedSearch_ ? rememberedChainCost(t, terms.nextRead) : -1;
+    if (cost < 0)
+      cost = recomputeChainCost(t, terms.nextRead, boundedSearch_);
+    return cost / terms.denominator;
+  }
+  const double cost = neighbourhoodCost(t);
+  rememberNeighbourhoodCost(t, cost);
+  return cost / terms.denominator;
+}
+
+double Simulator::scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
+  if (options_.policy == Policy::Lookahead) {
+    // A remembered chain cost is the score's own numerator.
+    const double remembered = rememberedChainCost(t, terms.nextRead);
+    return (remembered >= 0 ? remembered : producers_[t].cost) /
+           terms.denominator;
+  }
+  double cost = producers_[t].cost;
+  const CostFloor &floor = costFloors_[t];
+  if (floor.cost > cost) {
+    // Since the floor was taken, groups gained by merges and new members
+    // and lost at most what subtract() took; the slack covers the
+    // rounding of the sums, each within a few epsilon of madeCost().
+    constexpr double kSlack = 1e-9;
+    const double lost = groups_.subtracted() - floor.subtractedBefore;
+    cost = std::max(cost, floor.cost - lost -
+                              kSlack * (floor.cost + groups_.madeCost()));
+  }
   return cost / terms.denominator;
 }
 
@@ -482,7 +594,6 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
   // last recorded wins. Barriers and pieces that hold `size` bytes alone
   // cut the pieces into runs whose sums start afresh, so a run none of
   // whose windows can be recorded is skipped unscored.
-  const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
   bool found = false;
   double bestCost = 0;
   auto piece = region.pieces().lower_bound(searchStart(region));
@@ -510,7 +621,8 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
     }
     if (bytes < size)
       continue; // no window
-    if (bounded && found && runCostsAtLeast(size, cheaperThan(bestCost)))
+    if (boundedSearch_ && found &&
+        runCostsAtLeast(size, cheaperThan(bestCost)))
       continue;
     for (WindowSlot &slot : run_)
       if (slot.owner != Arena::kFree)
@@ -573,7 +685,6 @@ void Simulator::forEachWindow(int64_t size, double WindowSlot::*value,
 TensorId Simulator::chooseLowestScore(const Arena &region) {
   // A piece whose score's lower bound is not below the best so far cannot
   // be strictly lower: it is skipped unscored.
-  const bool bounded = boundedSearch_ && options_.boundedEvictionSearch;
   TensorId victim = kNone;
   double best = std::numeric_limits<double>::infinity();
   for (auto piece = region.pieces().lower_bound(searchStart(region));
@@ -583,7 +694,8 @@ TensorId Simulator::chooseLowestScore(const Arena &region) {
     if (owner < 0 || !evictableNow(owner))
       continue;
     const ScoreTerms terms = scoreTerms(owner, region);
-    if (bounded && victim != kNone && scoreLowerBound(owner, terms) >= best)
+    if (boundedSearch_ && victim != kNone &&
+        scoreLowerBound(owner, terms) >= best)
       continue;
     double s = score(owner, terms);
     if (victim == kNone || s < best) {
@@ -995,13 +1107,25 @@ Status Simulator::run() {
   stats.memoryFloorBytes = a_.floorBytes;
   stats.memoryFloorOp = a_.floorOp;
   stats.persistentBytes = a_.persistentBytes;
-  boundedSearch_ = true;
+  boundedSearch_ = options_.boundedEvictionSearch;
   for (const Op &op : g_.ops) {
     stats.baselineCostUs += op.costUs;
     boundedSearch_ &= std::isfinite(op.costUs) && op.costUs >= 0;
   }
   totalOpCost_ = stats.baselineCostUs;
   producers_.resize(g_.tensors.size());
+  costFloors_.resize(g_.tensors.size());
+  chainMemos_.resize(g_.tensors.size());
+  chainReaders_.resize(g_.tensors.size());
+  neighbourOps_.resize(g_.tensors.size());
+  for (OpId k = 0; k < OpId(g_.ops.size()); ++k)
+    for (const std::vector<TensorId> *side :
+         {&g_.ops[k].inputs, &g_.ops[k].outputs})
+      for (TensorId x : *side) {
+        std::vector<OpId> &ops = neighbourOps_[a_.content[x]];
+        if (ops.empty() || ops.back() != k)
+          ops.push_back(k);
+      }
   for (const Op &op : g_.ops)
     for (TensorId out : op.outputs)
       producers_[out] = {op.costUs,
