@@ -42,7 +42,10 @@ enum class RecomputeChains {
   /// ops often frees the most bytes per microsecond. Counting every
   /// rebuilt value, a value that a chosen recomputation rebuilds inside its
   /// own gap comes back there and stays resident until its read, as in the
-  /// simulator, instead of being rebuilt again at the read.
+  /// simulator, instead of being rebuilt again at the read; and a chosen
+  /// value that a later choice's recomputation needs is rebuilt there
+  /// instead of at its gap's end: its chain is priced for the bytes it
+  /// holds there, not again for its microseconds.
   Long,
 };
 

@@ -26,6 +26,30 @@ Status followAtItsPeak(const Graph &graph, PlanOptions options,
   return planAndVerify(graph, options, plan);
 }
 
+/// A hand-built step: an input x, values each made from one input, and
+/// reads of two values into a one-byte step output.
+struct ChainStep {
+  Graph g;
+  TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  TensorId make(TensorId input, int64_t bytes, double cost) {
+    return g.ops[g.addOp("aten.exp", {input}, {bytes}, {}, cost)].outputs[0];
+  }
+  void read(TensorId a, TensorId b) {
+    g.markStepOutput(
+        g.ops[g.addOp("aten.add", {a, b}, {1}, {}, 1.0)].outputs[0]);
+  }
+  /// Schedules evictions down to `target` (long chains, every rebuilt
+  /// value counted) and plans the step following them at the peak reached.
+  ScheduledEvictions scheduleLong(int64_t target, Plan *plan) const {
+    const PlanOptions o = byteOptions(Policy::Lookahead, target);
+    ScheduledEvictions scheduled =
+        scheduleEvictions(g, analyse(g, o), o.alignment, target,
+                          RebuiltBytes::EveryValue, RecomputeChains::Long);
+    EXPECT_OK(followAtItsPeak(g, o, scheduled, plan));
+    return scheduled;
+  }
+};
+
 /// L and S (100 bytes each) are read at op 2 and again later: S at op 6,
 /// L at op 9. The live bytes are over 325 from op 3 to op 8, most at op 5
 /// (422), inside both gaps. S is cheaper per byte (1.0 us against 1.2) but
@@ -166,36 +190,58 @@ TEST(EvictionSchedule, LongChainsRebuildAValueFromFarBack) {
 /// u over ops 6-7 (where big2 lives) and reports that peak, which the plan
 /// that follows it fits, u and w each recomputed once.
 TEST(EvictionSchedule, AValueRebuiltForAnotherStaysUntilItsRead) {
-  Graph g;
-  const TensorId x = g.addArgument("x", 10, TensorRole::Input);
-  auto make = [&](TensorId input, int64_t bytes, double cost) {
-    return g.ops[g.addOp("aten.exp", {input}, {bytes}, {}, cost)].outputs[0];
-  };
-  auto read = [&](TensorId v, TensorId w) {
-    g.markStepOutput(
-        g.ops[g.addOp("aten.add", {v, w}, {1}, {}, 1.0)].outputs[0]);
-  };
-  const TensorId u = make(x, 100, 1.0); // op 0
-  const TensorId w = make(u, 100, 1.0); // op 1
-  read(u, w);                           // op 2
-  read(make(x, 200, 100.0), x);         // ops 3, 4
-  read(w, x);                           // op 5
-  read(make(x, 150, 100.0), x);         // ops 6, 7
-  read(u, x);                           // op 8
-  ASSERT_TRUE(g.finalize());
+  ChainStep step;
+  const TensorId x = step.x;
+  const TensorId u = step.make(x, 100, 1.0); // op 0
+  const TensorId w = step.make(u, 100, 1.0); // op 1
+  step.read(u, w);                           // op 2
+  step.read(step.make(x, 200, 100.0), x);    // ops 3, 4
+  step.read(w, x);                           // op 5
+  step.read(step.make(x, 150, 100.0), x);    // ops 6, 7
+  step.read(u, x);                           // op 8
+  ASSERT_TRUE(step.g.finalize());
 
   const int64_t target = 230;
-  const PlanOptions o = byteOptions(Policy::Lookahead, target);
-  const StepAnalysis analysis = analyse(g, o);
-  const ScheduledEvictions scheduled =
-      scheduleEvictions(g, analysis, o.alignment, target,
-                        RebuiltBytes::EveryValue, RecomputeChains::Long);
+  Plan p;
+  const ScheduledEvictions scheduled = step.scheduleLong(target, &p);
   EXPECT_EQ(scheduled.evictAfter[2], (std::vector<TensorId>{u, w}));
   // At op 7: x, u, big2 and the outputs of ops 2, 4, 5 and 7.
   EXPECT_EQ(scheduled.peakLiveBytes, 10 + 100 + 150 + 4);
-  Plan p;
-  EXPECT_OK(followAtItsPeak(g, o, scheduled, &p));
   EXPECT_EQ(p.stats.recomputeCount, 2);
+}
+
+/// u, w = exp(u) and v (100 bytes each) are read after the peak (ops 7-8,
+/// spike and big resident) at ops 11, 9 and 10. The run over the target
+/// is ops 5-8 at first: u, the cheapest and away longest, goes. Ops 7-8
+/// are still over it, and w or v must go too. Rebuilding w at op 9
+/// rebuilds u, which is rebuilt at op 11 anyway: moved up, not run twice,
+/// so w costs 1 us (u and w once: 1.9 us). Pricing u's chain again made
+/// w 1.9 us, dearer than v (1.5 us: u and v, 2.4 us).
+TEST(EvictionSchedule, AValueBroughtBackEarlyCostsNoMoreCompute) {
+  ChainStep step;
+  const TensorId x = step.x;
+  const TensorId u = step.make(x, 100, 0.9);      // op 0
+  const TensorId w = step.make(u, 100, 1.0);      // op 1
+  step.read(u, x);                                // op 2
+  const TensorId big = step.make(x, 340, 1000.0); // op 3
+  step.read(w, x);                                // op 4
+  const TensorId v = step.make(x, 100, 1.5);      // op 5
+  step.read(v, x);                                // op 6
+  step.read(step.make(x, 120, 1000.0), big);      // ops 7, 8
+  step.read(w, x);                                // op 9
+  step.read(v, x);                                // op 10
+  step.read(u, x);                                // op 11
+  ASSERT_TRUE(step.g.finalize());
+
+  const int64_t target = 650;
+  Plan p;
+  const ScheduledEvictions scheduled = step.scheduleLong(target, &p);
+  EXPECT_LE(scheduled.peakLiveBytes, target);
+  EXPECT_EQ(scheduled.evictAfter[2], (std::vector<TensorId>{u}));
+  EXPECT_EQ(scheduled.evictAfter[4], (std::vector<TensorId>{w}));
+  EXPECT_TRUE(scheduled.evictAfter[6].empty());
+  EXPECT_EQ(p.stats.recomputeCount, 2);
+  EXPECT_NEAR(p.stats.executedCostUs - p.stats.baselineCostUs, 1.9, 1e-9);
 }
 
 /// On generated steps, for targets between the floor and the live peak and
