@@ -341,15 +341,12 @@ private:
   /// Per resident value, its last neighbourhood cost and the groups'
   /// subtracted() then; cost 0 when there is none to go by. A neighbour
   /// that comes back leaves its group out of the sum, so it clears the
-  /// floors of the values it neighbours (neighbourOps_).
+  /// floors of the values it neighbours (StepAnalysis::neighbourOps).
   struct CostFloor {
     double cost = 0;
     double subtractedBefore = 0;
   };
   std::vector<CostFloor> costFloors_;
-  /// Per content, the ops that read or write it: their outputs' e*
-  /// neighbourhoods include it.
-  std::vector<std::vector<OpId>> neighbourOps_;
   /// Lookahead, bounded search: per resident value, its last chain cost
   /// and the read it was for (kNone: none). A chain walk reads only the
   /// residency of the inputs it looks at and the static analysis, so the
@@ -394,7 +391,7 @@ void Simulator::place(TensorId t, Arena *region, int64_t offset,
     groups_.subtract(groups_.find(v.group), g_.ops[producer].costUs);
     v.group = -1;
     // The neighbourhoods that counted its group may now leave it out.
-    for (OpId op : neighbourOps_[t])
+    for (OpId op : a_.neighbourOps[t])
       for (TensorId out : g_.ops[op].outputs)
         costFloors_[out] = CostFloor();
   }
@@ -1108,28 +1105,18 @@ Status Simulator::run() {
   stats.memoryFloorOp = a_.floorOp;
   stats.persistentBytes = a_.persistentBytes;
   boundedSearch_ = options_.boundedEvictionSearch;
+  producers_.resize(g_.tensors.size());
   for (const Op &op : g_.ops) {
     stats.baselineCostUs += op.costUs;
     boundedSearch_ &= std::isfinite(op.costUs) && op.costUs >= 0;
-  }
-  totalOpCost_ = stats.baselineCostUs;
-  producers_.resize(g_.tensors.size());
-  costFloors_.resize(g_.tensors.size());
-  chainMemos_.resize(g_.tensors.size());
-  chainReaders_.resize(g_.tensors.size());
-  neighbourOps_.resize(g_.tensors.size());
-  for (OpId k = 0; k < OpId(g_.ops.size()); ++k)
-    for (const std::vector<TensorId> *side :
-         {&g_.ops[k].inputs, &g_.ops[k].outputs})
-      for (TensorId x : *side) {
-        std::vector<OpId> &ops = neighbourOps_[a_.content[x]];
-        if (ops.empty() || ops.back() != k)
-          ops.push_back(k);
-      }
-  for (const Op &op : g_.ops)
     for (TensorId out : op.outputs)
       producers_[out] = {op.costUs,
                          double(op.inputs.size() + op.outputs.size())};
+  }
+  totalOpCost_ = stats.baselineCostUs;
+  costFloors_.resize(g_.tensors.size());
+  chainMemos_.resize(g_.tensors.size());
+  chainReaders_.resize(g_.tensors.size());
   if (options_.alignment <= 0)
     return Status::error("alignment must be positive");
   if (options_.budgetBytes < a_.floorBytes) {

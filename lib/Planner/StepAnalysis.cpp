@@ -18,6 +18,7 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
   a.expensive.assign(n, 0);
   a.dieAt.resize(g.ops.size());
   a.readers.resize(n);
+  a.neighbourOps.resize(n);
   a.discardsInPlace.assign(g.ops.size(), 0);
   a.recomputeReads.resize(g.ops.size());
 
@@ -28,12 +29,18 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
     a.content[i] = t;
     a.persistent[i] = g.isPersistent(static_cast<TensorId>(i));
   }
-  for (OpId k = 0; k < opCount; ++k)
+  for (OpId k = 0; k < opCount; ++k) {
+    auto listOnce = [k](std::vector<OpId> &ops) {
+      if (ops.empty() || ops.back() != k)
+        ops.push_back(k);
+    };
     for (TensorId in : g.ops[k].inputs) {
-      std::vector<OpId> &readers = a.readers[a.content[in]];
-      if (readers.empty() || readers.back() != k)
-        readers.push_back(k);
+      listOnce(a.readers[a.content[in]]);
+      listOnce(a.neighbourOps[a.content[in]]);
     }
+    for (TensorId out : g.ops[k].outputs)
+      listOnce(a.neighbourOps[a.content[out]]);
+  }
 
   // The final version of a persistent storage is the one produced last.
   std::vector<TensorId> finalVersion(n, kNone);

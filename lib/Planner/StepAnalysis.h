@@ -29,6 +29,9 @@ struct StepAnalysis {
   std::vector<std::vector<TensorId>> dieAt; // contents whose lastUse is op k
   /// Per content: the ops that read it (or a view of it), ascending.
   std::vector<std::vector<OpId>> readers;
+  /// Per content: the ops that read or write it (or a view of it),
+  /// ascending: their outputs' e* neighbourhoods include it.
+  std::vector<std::vector<OpId>> neighbourOps;
   /// Per op: a recomputation writes its in-place outputs to discarded
   /// scratch (Op::discardableInPlace, every in-place output persistent).
   std::vector<char> discardsInPlace;
