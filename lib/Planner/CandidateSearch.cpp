@@ -21,7 +21,6 @@
 #include <chrono>
 #include <limits>
 #include <memory>
-#include <tuple>
 
 namespace coop::planner {
 namespace {
@@ -142,11 +141,11 @@ public:
   bool belowMissedPeak(const Candidate &candidate) const {
     const int64_t target = targetBytes(candidate);
     return target > 0 && !candidate.schedule &&
-           std::any_of(missedPeaks_.begin(), missedPeaks_.end(),
-                       [&](const auto &missed) {
-                         return std::get<0>(missed) == candidate.rebuilt &&
-                                std::get<1>(missed) == candidate.chains &&
-                                std::get<2>(missed) > target;
+           std::any_of(schedules_.begin(), schedules_.end(),
+                       [&](const ScheduleRecord &r) {
+                         return r.rebuilt == candidate.rebuilt &&
+                                r.chains == candidate.chains &&
+                                r.peak > r.target && r.peak > target;
                        });
   }
   Status finish(Plan *out);
@@ -161,14 +160,15 @@ private:
   Status firstError_ = Status::ok();
   /// For schedules, once one is needed.
   std::unique_ptr<StepAnalysis> analysis_;
-  /// The planning budget, chain bound and live-byte peak of every schedule
-  /// so far.
-  std::vector<std::tuple<int64_t, RecomputeChains, int64_t>> scheduledPeaks_;
-  /// Targets (bytes) reached counting every rebuilt value, per chain bound.
-  std::vector<std::pair<int64_t, RecomputeChains>> reachedTargets_;
-  /// Where schedules that missed their target stopped, by how they
-  /// counted the rebuilt bytes and how long a chain they priced.
-  std::vector<std::tuple<RebuiltBytes, RecomputeChains, int64_t>> missedPeaks_;
+  /// A schedule computed: what it planned for and aimed at, how it
+  /// counted, and the live-byte peak it reached.
+  struct ScheduleRecord {
+    int64_t budget, target, peak;
+    RebuiltBytes rebuilt;
+    RecomputeChains chains;
+  };
+  /// Every schedule so far.
+  std::vector<ScheduleRecord> schedules_;
 
   /// The live bytes `candidate`'s schedule aims at (0: none).
   int64_t targetBytes(const Candidate &candidate) const {
@@ -188,9 +188,15 @@ void CandidateSearch::schedule(Candidate &candidate) {
   const int64_t budget =
       perMilleOf(options_.budgetBytes, candidate.budgetPerMille);
   const int64_t target = perMilleOf(budget, candidate.targetPerMille);
-  const bool reached = std::find(reachedTargets_.begin(), reachedTargets_.end(),
-                                 std::make_pair(target, candidate.chains)) !=
-                       reachedTargets_.end();
+  // Counting only what is held matters where the margin of every rebuilt
+  // value misses the target with chains as long.
+  const bool reached =
+      std::any_of(schedules_.begin(), schedules_.end(),
+                  [&](const ScheduleRecord &r) {
+                    return r.rebuilt == RebuiltBytes::EveryValue &&
+                           r.chains == candidate.chains &&
+                           r.target == target && r.peak <= target;
+                  });
   if (target < analysis_->floorBytes ||
       (candidate.rebuilt == RebuiltBytes::HeldAtOnce && reached)) {
     candidate.redundant = true;
@@ -199,20 +205,20 @@ void CandidateSearch::schedule(Candidate &candidate) {
   ScheduledEvictions scheduled =
       scheduleEvictions(graph_, *analysis_, options_.alignment, target,
                         candidate.rebuilt, candidate.chains);
-  if (candidate.rebuilt == RebuiltBytes::EveryValue &&
-      scheduled.peakLiveBytes <= target)
-    reachedTargets_.push_back({target, candidate.chains});
-  if (scheduled.peakLiveBytes > target)
-    missedPeaks_.push_back(
-        {candidate.rebuilt, candidate.chains, scheduled.peakLiveBytes});
-  const std::tuple<int64_t, RecomputeChains, int64_t> planned = {
-      budget, candidate.chains, scheduled.peakLiveBytes};
-  if (std::find(scheduledPeaks_.begin(), scheduledPeaks_.end(), planned) !=
-      scheduledPeaks_.end()) {
+  // No lower a peak than another schedule for this budget, chains as long.
+  const ScheduleRecord record = {budget, target, scheduled.peakLiveBytes,
+                                 candidate.rebuilt, candidate.chains};
+  const bool repeated =
+      std::any_of(schedules_.begin(), schedules_.end(),
+                  [&](const ScheduleRecord &r) {
+                    return r.budget == record.budget &&
+                           r.chains == record.chains && r.peak == record.peak;
+                  });
+  schedules_.push_back(record);
+  if (repeated) {
     candidate.redundant = true;
     return;
   }
-  scheduledPeaks_.push_back(planned);
   candidate.schedule = std::make_shared<const EvictionSchedule>(
       std::move(scheduled.evictAfter));
 }
