@@ -26,13 +26,26 @@ Status followAtItsPeak(const Graph &graph, PlanOptions options,
   return planAndVerify(graph, options, plan);
 }
 
-/// A hand-built step: an input x, values each made from one input, and
+/// Expects `scheduled` to evict `values` after op `at` and nothing else.
+void expectEvictsOnly(const ScheduledEvictions &scheduled, size_t at,
+                      const std::vector<TensorId> &values) {
+  for (size_t op = 0; op < scheduled.evictAfter.size(); ++op)
+    EXPECT_EQ(scheduled.evictAfter[op],
+              op == at ? values : std::vector<TensorId>{})
+        << "after op " << op;
+}
+
+/// A hand-built step: an input x, values each made from its inputs, and
 /// reads of two values into a one-byte step output.
 struct ChainStep {
   Graph g;
   TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  TensorId make(std::vector<TensorId> inputs, int64_t bytes, double cost) {
+    return g.ops[g.addOp("aten.exp", std::move(inputs), {bytes}, {}, cost)]
+        .outputs[0];
+  }
   TensorId make(TensorId input, int64_t bytes, double cost) {
-    return g.ops[g.addOp("aten.exp", {input}, {bytes}, {}, cost)].outputs[0];
+    return make(std::vector<TensorId>{input}, bytes, cost);
   }
   void read(TensorId a, TensorId b) {
     g.markStepOutput(
@@ -58,26 +71,20 @@ struct ChainStep {
 /// greedy that weighs bytes by the ops of the run they are freed over
 /// evicts L only; one by bytes per microsecond evicts S, then L as well.
 TEST(EvictionSchedule, PrefersTheValueAwayOverTheWholeRun) {
-  Graph g;
-  const TensorId x = g.addArgument("x", 10, TensorRole::Input);
-  auto make = [&](int64_t bytes, double cost) {
-    return g.ops[g.addOp("aten.exp", {x}, {bytes}, {}, cost)].outputs[0];
-  };
-  auto read = [&](TensorId a, TensorId b) {
-    g.markStepOutput(g.ops[g.addOp("aten.add", {a, b}, {1}, {}, 1.0)]
-                         .outputs[0]);
-  };
-  const TensorId l = make(100, 1.2);  // op 0
-  const TensorId s = make(100, 1.0);  // op 1
-  read(l, s);                         // op 2
-  const TensorId big = make(150, 100); // op 3
-  const TensorId f = make(60, 100);    // op 4
-  read(f, big);                        // op 5
-  read(s, x);                          // op 6
-  const TensorId h = make(60, 100);    // op 7
-  read(big, h);                        // op 8
-  read(l, x);                          // op 9
-  ASSERT_TRUE(g.finalize());
+  ChainStep step;
+  const TensorId x = step.x;
+  const TensorId l = step.make(x, 100, 1.2);   // op 0
+  const TensorId s = step.make(x, 100, 1.0);   // op 1
+  step.read(l, s);                             // op 2
+  const TensorId big = step.make(x, 150, 100); // op 3
+  const TensorId f = step.make(x, 60, 100);    // op 4
+  step.read(f, big);                           // op 5
+  step.read(s, x);                             // op 6
+  const TensorId h = step.make(x, 60, 100);    // op 7
+  step.read(big, h);                           // op 8
+  step.read(l, x);                             // op 9
+  ASSERT_TRUE(step.g.finalize());
+  const Graph &g = step.g;
 
   const PlanOptions o = byteOptions(Policy::Lookahead, 325);
   const StepAnalysis analysis = analyse(g, o);
@@ -85,10 +92,7 @@ TEST(EvictionSchedule, PrefersTheValueAwayOverTheWholeRun) {
       scheduleEvictions(g, analysis, o.alignment, 325, RebuiltBytes::EveryValue,
                         RecomputeChains::Short);
   EXPECT_EQ(scheduled.peakLiveBytes, 322);
-  for (size_t op = 0; op < scheduled.evictAfter.size(); ++op)
-    EXPECT_EQ(scheduled.evictAfter[op],
-              op == 2 ? std::vector<TensorId>{l} : std::vector<TensorId>{})
-        << "after op " << op;
+  expectEvictsOnly(scheduled, 2, {l});
 }
 
 /// v (100 bytes) is read at op 2 and at op 5; evicting it is the only way
@@ -122,10 +126,7 @@ TEST(EvictionSchedule, CountsWhatARecomputationHoldsNearTheFloor) {
       scheduleEvictions(g, analysis, o.alignment, 265, RebuiltBytes::HeldAtOnce,
                         RecomputeChains::Short);
   EXPECT_EQ(scheduled.peakLiveBytes, 262);
-  for (size_t op = 0; op < scheduled.evictAfter.size(); ++op)
-    EXPECT_EQ(scheduled.evictAfter[op],
-              op == 2 ? std::vector<TensorId>{v} : std::vector<TensorId>{})
-        << "after op " << op;
+  expectEvictsOnly(scheduled, 2, {v});
   // Followed and packed offline, it plans in 262 bytes.
   Plan p;
   EXPECT_OK(followAtItsPeak(g, o, scheduled, &p));
@@ -140,30 +141,23 @@ TEST(EvictionSchedule, CountsWhatARecomputationHoldsNearTheFloor) {
 /// s there runs 8 ops: with short chains s cannot go and the peak stays
 /// above the target; with long chains s goes and the target is reached.
 TEST(EvictionSchedule, LongChainsRebuildAValueFromFarBack) {
-  Graph g;
-  const TensorId x = g.addArgument("x", 10, TensorRole::Input);
-  auto make = [&](std::vector<TensorId> inputs, int64_t bytes, double cost) {
-    return g.ops[g.addOp("aten.exp", std::move(inputs), {bytes}, {}, cost)]
-        .outputs[0];
-  };
-  auto read = [&](TensorId v) {
-    g.markStepOutput(
-        g.ops[g.addOp("aten.add", {v, x}, {1}, {}, 1.0)].outputs[0]);
-  };
-  const TensorId m1 = make({x}, 1, 0.001);   // op 0
-  const TensorId m2 = make({m1}, 1, 0.001);  // op 1
-  const TensorId m3 = make({m2}, 1, 0.001);  // op 2
-  const TensorId a = make({x}, 10, 1.0);     // op 3
-  const TensorId b = make({a, m3}, 10, 1.0); // op 4
-  const TensorId c = make({b}, 10, 1.0);     // op 5
-  const TensorId d = make({c}, 10, 1.0);     // op 6
-  const TensorId s = make({d}, 300, 1.0);    // op 7
-  read(s);                                   // op 8
-  read(make({x}, 300, 1000.0));              // ops 9, 10
-  read(m3);                                  // op 11
-  read(a);                                   // op 12
-  read(s);                                   // op 13
-  ASSERT_TRUE(g.finalize());
+  ChainStep step;
+  const TensorId x = step.x;
+  const TensorId m1 = step.make(x, 1, 0.001);     // op 0
+  const TensorId m2 = step.make(m1, 1, 0.001);    // op 1
+  const TensorId m3 = step.make(m2, 1, 0.001);    // op 2
+  const TensorId a = step.make(x, 10, 1.0);       // op 3
+  const TensorId b = step.make({a, m3}, 10, 1.0); // op 4
+  const TensorId c = step.make(b, 10, 1.0);       // op 5
+  const TensorId d = step.make(c, 10, 1.0);       // op 6
+  const TensorId s = step.make(d, 300, 1.0);      // op 7
+  step.read(s, x);                                // op 8
+  step.read(step.make(x, 300, 1000.0), x);        // ops 9, 10
+  step.read(m3, x);                               // op 11
+  step.read(a, x);                                // op 12
+  step.read(s, x);                                // op 13
+  ASSERT_TRUE(step.g.finalize());
+  const Graph &g = step.g;
 
   const int64_t target = 380;
   const PlanOptions o = byteOptions(Policy::Lookahead, target);
