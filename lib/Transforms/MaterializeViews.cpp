@@ -30,27 +30,6 @@ Layout contiguousOf(Type type) {
   return Layout::contiguous(cast<RankedTensorType>(type).getShape());
 }
 
-/// Whether an op writes in place into `value` or into a view of it: a copy
-/// would not see the write.
-bool writtenThrough(Value value) {
-  for (OpOperand &use : value.getUses()) {
-    Operation *user = use.getOwner();
-    if (auto view = dyn_cast<ViewOp>(user)) {
-      for (Value result : view.getResults())
-        if (writtenThrough(result))
-          return true;
-      continue;
-    }
-    auto compute = dyn_cast<ComputeOp>(user);
-    if (!compute)
-      continue;
-    for (unsigned index = 0; index < compute.getNumResults(); ++index)
-      if (compute.getInplaceOperand(index) == use.getOperandNumber())
-        return true;
-  }
-  return false;
-}
-
 struct CoopMaterializeViewsPass
     : public mlir::coop::impl::CoopMaterializeViewsBase<
           CoopMaterializeViewsPass> {
@@ -93,9 +72,10 @@ unsigned mlir::coop::materializeUnviewableReshapes(Operation *step) {
         layouts[result] = layout;
       return;
     }
-    // Anything else that cannot be laid out is the lowering's to report.
+    // Anything else that cannot be laid out is the lowering's to report, as
+    // is a reshape written through: a copy would not see the write.
     if (isReshapeView(view.getKernel()) && view.getNumResults() == 1 &&
-        !writtenThrough(view.getResult(0))) {
+        !anyUseOfStorage(view.getResult(0), writesInPlace)) {
       unviewable.push_back(view);
       layouts[view.getResult(0)] = contiguousOf(view.getResult(0).getType());
     }

@@ -9,13 +9,14 @@ using namespace mlir;
 
 void mlir::coop::registerCoopPipelines() {
   // The pipeline takes exactly the options of coop-plan-memory and hands
-  // them over, so the two can never disagree. It costs the ops that have
-  // no cost first: planning with every cost zero picks plans that
-  // recompute far more than needed.
+  // them over, so the two can never disagree. It merges duplicate ops
+  // first (each copy would be one more tensor to keep or recompute), then
+  // costs the ops that have no cost: planning with every cost zero picks
+  // plans that recompute far more than needed.
   registerPassPipeline(
       "coop-compile",
-      "Cost, plan, verify and lower every training step: "
-      "coop-annotate-costs (the a100 roofline for ops without cost_us; "
+      "Merge duplicates, cost, plan, verify and lower every training step: "
+      "coop-merge-duplicates, coop-annotate-costs (the a100 roofline for ops without cost_us; "
       "costs in the input, e.g. from a profile, are kept), "
       "coop-plan-memory (whose options it takes, e.g. "
       "--coop-compile=\"ratio=0.5 policy=coop\"), coop-verify-plan, "
@@ -25,6 +26,7 @@ void mlir::coop::registerCoopPipelines() {
         std::unique_ptr<Pass> plan = createCoopPlanMemory();
         if (failed(plan->initializeOptions(options, errorHandler)))
           return failure();
+        pm.addNestedPass<func::FuncOp>(createCoopMergeDuplicates());
         pm.addPass(createCoopAnnotateCosts());
         pm.addPass(std::move(plan));
         pm.addNestedPass<func::FuncOp>(createCoopVerifyPlan());

@@ -95,15 +95,21 @@ class Model:
             [tool("COOP_TRANSLATE"), "--import-training-graph", self.graph_path],
             check=True, capture_output=True, text=True).stdout
 
-    def plan(self, policy, ratio, time_limit=None):
+    def plan(self, policy, ratio, time_limit=None, merge_duplicates=True):
         """The Plan file at (policy, ratio), or None when it cannot be
         planned (below the floor, the policy runs out of memory, or the
-        search's time limit, default 3 s, passes first)."""
-        path = os.path.join(self.workdir, f"{self.name}.{policy}.{ratio:.4f}.plan")
-        limit = "" if time_limit is None else f" time-limit={time_limit}"
+        search's time limit, default 3 s, passes first). merge_duplicates
+        False: --coop-compile's passes but its first, coop-merge-duplicates."""
+        merged = "" if merge_duplicates else ".unmerged"
+        path = os.path.join(self.workdir,
+                            f"{self.name}.{policy}.{ratio:.4f}{merged}.plan")
+        options = f"ratio={ratio} policy={policy}" + (
+            "" if time_limit is None else f" time-limit={time_limit}")
+        pipeline = ([f"--coop-compile={options}"] if merge_duplicates else
+                    [f"--coop-plan-memory={options}", "--coop-verify-plan",
+                     "--coop-lower-to-runtime"])
         compiled = subprocess.run(
-            [tool("COOP_OPT"), "--coop-annotate-costs",
-             f"--coop-compile=ratio={ratio} policy={policy}{limit}"],
+            [tool("COOP_OPT"), "--coop-annotate-costs"] + pipeline,
             input=self.mlir, capture_output=True, text=True)
         if compiled.returncode != 0:
             if "cannot plan" in compiled.stderr:

@@ -36,3 +36,20 @@ func.func @inplace_through_a_slice(%w: tensor<8x16xf32> {coop.role = #coop.role<
   %scaled = coop.compute "aten.mul_.Scalar"(%rows) {args = {other = 2.0 : f64}, inplace = array<i64: 0>} : (tensor<2x16xf32>) -> tensor<2x16xf32>
   return
 }
+
+// -----
+
+// Duplicates are merged before planning: the mask the two layers both build
+// is built and launched once.
+// CHECK-LABEL: coop_rt.program @mask_twice
+// CHECK-COUNT-1: coop_rt.launch "aten.ones"
+// CHECK-NOT: coop_rt.launch "aten.ones"
+// CHECK: coop_rt.output
+func.func @mask_twice(%x: tensor<4x4xf32> {coop.role = #coop.role<input>})
+    -> tensor<4x4xf32> attributes {coop.step} {
+  %m1 = coop.compute "aten.ones"() {args = {size = [4, 4]}} : () -> tensor<4x4xi1>
+  %y1 = coop.compute "aten.masked_fill.Scalar"(%x, %m1) {args = {value = 0.0 : f64}} : (tensor<4x4xf32>, tensor<4x4xi1>) -> tensor<4x4xf32>
+  %m2 = coop.compute "aten.ones"() {args = {size = [4, 4]}} : () -> tensor<4x4xi1>
+  %y2 = coop.compute "aten.masked_fill.Scalar"(%y1, %m2) {args = {value = 0.0 : f64}} : (tensor<4x4xf32>, tensor<4x4xi1>) -> tensor<4x4xf32>
+  return %y2 : tensor<4x4xf32>
+}

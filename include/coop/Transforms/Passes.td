@@ -300,6 +300,54 @@ def CoopReuseBuffers : Pass<"coop-reuse-buffers", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::coop::CoopDialect"];
 }
 
+def CoopMergeDuplicates : Pass<"coop-merge-duplicates", "::mlir::func::FuncOp"> {
+  let summary = "Replace ops by earlier identical ones whose results nothing writes";
+  let description = [{
+    In an unplanned `coop.step` function, replaces every `coop.compute` and
+    `coop.view` by an earlier op with the same kernel, `args`, operands
+    (the same SSA values; the walk goes in program order, so a chain of
+    duplicates collapses op by op) and result types, and erases it. Costs
+    and workspaces may differ: the first op's are kept. Merged only when
+    the two compute the same contents and keep them:
+
+    - no result of either op is ever written, in place (`inplace`) or
+      through a view: an in-place write makes a new version, and after
+      merging the old version would be read where the later op's result
+      was (so in-place ops, and anything they overwrite, stay);
+    - neither is random (`rng`, or a kernel the verifier knows as random:
+      each run draws a new mask), nor an aten kernel with a trailing `_`
+      (it writes an operand, whether `inplace` says so or not), nor a
+      compute op without results;
+    - the two results are not both step outputs (directly or as views):
+      the step's outputs stay distinct tensors.
+
+    `--coop-compile` runs it first. A planned step (`coop.plan`, arena
+    offsets, recomputations, evictions or frees) is an error: the plan's
+    op indices and places would no longer match.
+
+    Input (a causal mask built in two layers):
+
+    ```mlir
+    %o1 = coop.compute "aten.ones"() {args = {size = [4, 4]}} : () -> tensor<4x4xi1>
+    %t1 = coop.compute "aten.tril"(%o1) : (tensor<4x4xi1>) -> tensor<4x4xi1>
+    %y1 = coop.compute "aten.masked_fill.Scalar"(%s1, %t1) ...
+    %o2 = coop.compute "aten.ones"() {args = {size = [4, 4]}} : () -> tensor<4x4xi1>
+    %t2 = coop.compute "aten.tril"(%o2) : (tensor<4x4xi1>) -> tensor<4x4xi1>
+    %y2 = coop.compute "aten.masked_fill.Scalar"(%s2, %t2) ...
+    ```
+
+    Output:
+
+    ```mlir
+    %o1 = coop.compute "aten.ones"() {args = {size = [4, 4]}} : () -> tensor<4x4xi1>
+    %t1 = coop.compute "aten.tril"(%o1) : (tensor<4x4xi1>) -> tensor<4x4xi1>
+    %y1 = coop.compute "aten.masked_fill.Scalar"(%s1, %t1) ...
+    %y2 = coop.compute "aten.masked_fill.Scalar"(%s2, %t1) ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::coop::CoopDialect"];
+}
+
 def CoopAnnotateCosts : Pass<"coop-annotate-costs", "::mlir::ModuleOp"> {
   let summary = "Fill in cost_us on compute ops that lack it";
   let description = [{

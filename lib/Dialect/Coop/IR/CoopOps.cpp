@@ -103,6 +103,29 @@ std::optional<unsigned> ComputeOp::getInplaceOperand(unsigned index) {
   return static_cast<unsigned>((*inplace)[index]);
 }
 
+bool mlir::coop::anyUseOfStorage(Value value,
+                                 function_ref<bool(OpOperand &)> predicate) {
+  for (OpOperand &use : value.getUses()) {
+    if (predicate(use))
+      return true;
+    if (auto view = dyn_cast<ViewOp>(use.getOwner()))
+      for (Value result : view.getResults())
+        if (anyUseOfStorage(result, predicate))
+          return true;
+  }
+  return false;
+}
+
+bool mlir::coop::writesInPlace(OpOperand &use) {
+  auto compute = dyn_cast<ComputeOp>(use.getOwner());
+  if (!compute)
+    return false;
+  for (unsigned index = 0; index < compute.getNumResults(); ++index)
+    if (compute.getInplaceOperand(index) == use.getOperandNumber())
+      return true;
+  return false;
+}
+
 LogicalResult ComputeOp::verify() {
   if (getKernel().empty())
     return emitOpError("needs a non-empty 'kernel' name");

@@ -43,6 +43,13 @@ bool hasDiscardableInPlaceResults(StringRef kernel);
 /// True for a func.func marked as a training step.
 bool isTrainingStep(func::FuncOp func);
 
+/// Whether `predicate` holds for a use of `value` or, transitively, of a
+/// view of it: the uses that reach `value`'s storage.
+bool anyUseOfStorage(Value value, function_ref<bool(OpOperand &)> predicate);
+
+/// Whether the op that owns `use` writes that operand in place.
+bool writesInPlace(OpOperand &use);
+
 } // namespace mlir::coop
 
 #endif // COOP_DIALECT_COOP_IR_COOPOPS_H
