@@ -38,17 +38,20 @@ RATIOS = (0.8, 0.5, 0.3)
 # The lowest of RATIOS each model must plan at under the default planner
 # (it checks that the models stay large enough in activations to exercise
 # eviction, and guards the planner against regressions). U-Net's floor is
-# above 0.3; the LSTM's is 0.3 (its per-layer input projection must find
-# contiguous room, docs/planner.md), checked by check_floor.
+# above 0.3; the LSTM's is 0.3125 (its per-layer input projection must
+# find contiguous room, docs/planner.md), checked by check_floor.
 LOWEST_RATIO = {"mlp": 0.3, "resnet": 0.3, "transformer": 0.3, "unet": 0.5, "lstm": 0.5}
 # The default planner's lowest feasible ratio with no time limit
 # (time-limit=0, so that it does not depend on the machine), bisected to 1/64 below the
 # lowest of RATIOS it planned (docs/test-suite.md says how): it must plan
 # there, bit-identical too. Recorded, so that each test plans once near the
 # floor, not six times: the failing searches just below it are the slowest
-# plans of all (up to 100 s each on the loaded machine for the LSTM).
+# plans of all (up to 100 s each on the loaded machine for the LSTM). The
+# LSTM's was 0.3 before --coop-compile merged its duplicate ops (a zero
+# initial state and the weight transposes of every time step): its
+# no-remat arena is 1.3 % smaller, 0.3 of it no longer plans.
 FLOOR_RATIO = {"mlp": 0.2625, "resnet": 0.28125, "transformer": 0.225, "unet": 0.34375,
-               "lstm": 0.3}
+               "lstm": 0.3125}
 # Steps at the floor: its plans recompute most of the step (the MLP's 37
 # times over), and what carries from step to step (masks, optimizer state)
 # is checked at RATIOS.
