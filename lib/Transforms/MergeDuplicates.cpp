@@ -116,9 +116,9 @@ bool wouldJoinOutputs(Operation *first, Operation *duplicate) {
   return false;
 }
 
-/// The first sign that `func` was planned already: `coop.plan`, an op with
-/// an arena place or a recomputation, or a release. Merging there would
-/// break the plan's op indices and places.
+/// Fails, naming the first sign of it, if `func` was planned already:
+/// `coop.plan`, an op with an arena place or a recomputation, or a
+/// release. Merging there would break the plan's op indices and places.
 LogicalResult checkUnplanned(func::FuncOp func) {
   if (func->hasAttr(CoopDialect::kPlanAttrName))
     return func.emitError() << "step @" << func.getSymName()
