@@ -100,31 +100,66 @@ def main(argv=None):
                       ", %.2f us/MiB" % (ops[op]["costUs"] / size) if size else "",
                       mine[op], other, theirs.get(op, "none")))
 
-    # Boundaries a schedule needs a value at: up to its last use, the last
-    # stage that reads it (a Run or a recomputation) in that schedule.
-    def last_use(schedule_name):
-        last = {}
+    # The stages at which each schedule reads each value: the Runs of its
+    # readers and the recomputations of them.
+    def reads_of(schedule_name):
+        reads = collections.defaultdict(set)
         for k, op in enumerate(ops):
-            if op["isView"]:
-                continue
-            for t in op["inputs"]:
-                c = tensors[t]["content"]
-                last[c] = max(last.get(c, -1), stage_of[k])
+            if not op["isView"]:
+                for t in op["inputs"]:
+                    reads[tensors[t]["content"]].add(stage_of[k])
         for op, at in recomputes[schedule_name].items():
             for t in ops[op]["inputs"]:
-                c = tensors[t]["content"]
-                last[c] = max(last.get(c, -1), max(at))
-        return last
+                reads[tensors[t]["content"]].update(at)
+        return reads
 
-    held = {name: {int(v): ts for v, ts in schedule["resident"].items()}
+    held = {name: {int(v): set(ts) for v, ts in schedule["resident"].items()}
             for name, schedule in schedules}
-    lasts = {name: last_use(name) for name, _ in schedules}
+    reads = {name: reads_of(name) for name, _ in schedules}
+    lasts = {name: {v: max(at) for v, at in reads[name].items()}
+             for name, _ in schedules}
+
+    # Held only to be dropped: boundaries after a value's last read (or its
+    # making) before it is dropped and later made again; the bytes there
+    # buy nothing, and dropping it right after that read costs nothing.
+    # (Where memory does not bind the solver is indifferent: the
+    # incumbent's count means little.)
+    for name, _ in schedules:
+        per_boundary = collections.Counter()
+        worst = []
+        for v, boundaries in held[name].items():
+            for b in boundaries:
+                if b + 1 in boundaries or lasts[name].get(v, -1) <= b:
+                    continue  # still resident, or not needed again
+                before = [u for u in reads[name][v] if u < b]
+                made = [t - 1 for t in boundaries if t <= b and t - 1 not in boundaries]
+                u = max(before + made)
+                # Boundary u+1 is the instant right after the Run of stage
+                # u, where the value is still io of that op: not counted.
+                if b < u + 2:
+                    continue
+                for t in range(u + 2, b + 1):
+                    per_boundary[t] += tensors[v]["bytes"]
+                worst.append((tensors[v]["bytes"] * (b - u - 1), v, u, b))
+        if not per_boundary:
+            print("%s: no value is held past its last read before a drop" % name)
+            continue
+        at, most = per_boundary.most_common(1)[0]
+        print("%s: values held past their last read before a drop: %.0f MiB "
+              "at boundary %d at most, %.1f GiB-boundaries in all" % (
+                  name, most / MIB, at,
+                  sum(per_boundary.values()) / (1 << 30)))
+        for _, v, u, b in sorted(worst, reverse=True)[:8]:
+            print("  value %4d %-30s %7.1f MiB, read at stage %3d, dropped "
+                  "after boundary %3d" % (v, kind(tensors[v]["producer"])[:30],
+                                         tensors[v]["bytes"] / MIB, u, b))
+
     rows = []
     for v in set(held["plan"]) | set(held["incumbent"]):
         needed = {}
         for name, _ in schedules:
             until = lasts[name].get(v, -1)
-            needed[name] = {t for t in held[name].get(v, []) if t <= until}
+            needed[name] = {t for t in held[name].get(v, ()) if t <= until}
         gained = len(needed["incumbent"] - needed["plan"])
         lost = len(needed["plan"] - needed["incumbent"])
         if gained or lost:
