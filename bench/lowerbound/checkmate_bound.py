@@ -663,6 +663,10 @@ def main(argv=None):
                                graph["baselineCostUs"]) else 0
     if not args.ratio:
         parser.error("--ratio is required")
+    if args.mode == "lp" and (args.start_plan or args.improve > 0):
+        parser.error("--start-plan and --improve are for --mode milp")
+    if args.improve_width < 1:
+        parser.error("--improve-width must be at least 1")
     try:
         import highspy  # noqa: F401
         import numpy  # noqa: F401
