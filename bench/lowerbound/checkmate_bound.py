@@ -3,6 +3,7 @@
 
     python3 bench/lowerbound/checkmate_bound.py GRAPH.json --ratio 0.5 [--ratio 0.3]
             [--mode milp|lp] [--time-limit 240] [--json OUT.json]
+            [--start-plan PLANNED.json] [--improve SECONDS] [--solver-log PREFIX]
 
 GRAPH.json is written by coop-dump-graph. The budget is B = ratio x the
 arena policy `none` needs (the graph's noneArenaBytes), the same bytes
@@ -21,7 +22,7 @@ Constraints:
   dependencies  R[t,i] <= S[t,v] + R[t,producer(v)] per input v of i
                 (and 1 <= ... for the Run of op t)
   residency     S[t+1,v] <= S[t,v] + R[t,producer(v)]
-  K             K[t,v] >= S[t,v] + S[t+1,v] - 1 - R[t,producer(v)]
+  K             K[t,v] >= S[t+1,v] - R[t,producer(v)]
   Run memory    what is resident right after op t ran, plus op t's inputs
                 and fresh outputs, fits B
   recompute     the values held through stage t (K), plus the inputs and
@@ -34,7 +35,14 @@ the bound reported is its proven dual bound (the optimum when it finishes),
 or, if it proved none above 0 in time, the LP relaxation's, solved with
 the same limit, when that is higher.
 With --mode lp the integrality is relaxed: the LP optimum is also a lower
-bound, a weaker one. A bench tool: it needs highspy (pip install highspy)
+bound, a weaker one.
+
+The other side, how cheap a schedule of the model really gets: the MILP's
+incumbent (printed, and its schedule written with --json), started from
+our own plan with --start-plan and improved by fix-and-optimise with
+--improve. An incumbent is a point of the model, so the model's optimum
+lies between the bound and it; being a point of a relaxation, it is not
+necessarily a schedule our planner could run (README.md). A bench tool: it needs highspy (pip install highspy)
 and says so, without failing, when it is missing.
 """
 import argparse
@@ -44,6 +52,7 @@ import time
 
 MIB = float(1 << 20)
 LP_SOLVER = [""]  # HiGHS "solver" option for --mode lp ("" = its default)
+SUB_MILP_SECONDS = 30.0  # the time limit of one fix-and-optimise sub-MILP
 
 
 class Problem:
@@ -249,10 +258,14 @@ def build_model(p):
             k = col(0.0, 0.0, INF, False)
             K[(t, v)] = k
             per_stage_k[t].append((k, p.bytes[v] / MIB))
-            e = [(k, 1.0), (c, -1.0), (S[(t + 1, v)], -1.0)]
+            # Resident at t+1 and not re-made in stage t means resident at
+            # t too (residency) and throughout: K = S[t+1] (1 - R) at every
+            # integer point. The linear form below is exact there and,
+            # unlike S[t] + S[t+1] - 1 - R, not void for fractional S.
+            e = [(k, 1.0), (S[(t + 1, v)], -1.0)]
             if (t, p.producer[v]) in R:
                 e.append((R[(t, p.producer[v])], 1.0))
-            row(-1.0, INF, e)
+            row(0.0, INF, e)
     M = {}
     for t in range(n):
         if has_rec[t]:
@@ -325,8 +338,8 @@ def plan_point(p, model, plan):
     def val(d, key):
         return x[d[key]] if key in d else 0.0
     for (t, v), c in model["K"].items():
-        x[c] = max(0.0, val(model["S"], (t, v)) + val(model["S"], (t + 1, v))
-                   - 1.0 - val(model["R"], (t, p.producer[v])))
+        x[c] = max(0.0, val(model["S"], (t + 1, v))
+                   - val(model["R"], (t, p.producer[v])))
     for t, c in model["M"].items():
         x[c] = 0.0
     # M_t = sum bytes K[t,v]
@@ -335,18 +348,19 @@ def plan_point(p, model, plan):
     return x, cost, pruned
 
 
-def check_plan(p, model, plan, baseline):
-    """Every row and column bound of the model at the plan's point, at the
-    plan's own budget. Returns the number of violations."""
-    x, cost, pruned = plan_point(p, model, plan)
-    row_hi = list(model["rows_hi"])
-    free = (plan["budgetBytes"] - p.persistent_bytes) / MIB
-    for r, fixed in model["memory_rows"]:
-        row_hi[r] = free - fixed / MIB
-    bad = {}
+def row_activities(model, x):
+    """Each row's value at the point x."""
     starts, index, value = model["starts"], model["index"], model["value"]
-    for r in range(len(model["rows_lo"])):
-        a = sum(value[e] * x[index[e]] for e in range(starts[r], starts[r + 1]))
+    return [sum(value[e] * x[index[e]] for e in range(starts[r], starts[r + 1]))
+            for r in range(len(model["rows_lo"]))]
+
+
+def violations(p, model, x, budget):
+    """The rows and column bounds the point x violates at a budget, by
+    kind of row."""
+    row_hi = memory_bounds(p, model, budget)
+    bad = {}
+    for r, a in enumerate(row_activities(model, x)):
         tol = 1e-6 * max(1.0, abs(row_hi[r]) if row_hi[r] < 1e300 else 1.0)
         if a < model["rows_lo"][r] - tol or a > row_hi[r] + tol:
             kind = model["kinds"][r]
@@ -354,10 +368,29 @@ def check_plan(p, model, plan, baseline):
     for c in range(len(x)):
         if x[c] < model["lo"][c] - 1e-9 or x[c] > model["hi"][c] + 1e-9:
             bad.setdefault("column bound", []).append((c, x[c]))
+    return bad
+
+
+def memory_peak(p, model, x):
+    """The largest bytes any memory row of the model counts at x (the
+    persistent bytes included): the least budget at which x is a point."""
+    activity = row_activities(model, x)
+    return p.persistent_bytes + max(
+        [activity[r] * MIB + fixed for r, fixed in model["memory_rows"]] + [0])
+
+
+def check_plan(p, model, plan, baseline):
+    """Every row and column bound of the model at the plan's point, at the
+    plan's own budget. Returns the number of violations."""
+    x, cost, pruned = plan_point(p, model, plan)
+    bad = violations(p, model, x, plan["budgetBytes"])
     objective = sum(model["cost"][c] * x[c] for c in range(len(x)))
     print("  plan: recomputation cost %.3f us (%.4f %% overhead), at the "
           "model's point %.3f us; %d executions in pruned columns" % (
               cost, 100 * cost / baseline, objective, pruned))
+    peak = memory_peak(p, model, x)
+    print("  the model's memory rows peak at %d B at the plan's point "
+          "(%.1f %% of its budget)" % (peak, 100.0 * peak / plan["budgetBytes"]))
     for kind, rows in bad.items():
         print("  VIOLATED %s: %d rows, e.g. %s" % (kind, len(rows), rows[:3]))
     if objective > cost + 1e-6 * max(1.0, cost):
@@ -368,57 +401,213 @@ def check_plan(p, model, plan, baseline):
     return sum(len(v) for v in bad.values())
 
 
-def solve(highspy, model, p, budget, mode, time_limit, threads):
-    """Returns (status, bound in us or None, seconds, detail)."""
-    import numpy as np
-    lp = highspy.HighsLp()
-    ncol, nrow = len(model["cost"]), len(model["rows_lo"])
-    lp.num_col_, lp.num_row_ = ncol, nrow
-    lp.col_cost_ = np.array(model["cost"], dtype=np.double)
-    lp.col_lower_ = np.array(model["lo"], dtype=np.double)
-    lp.col_upper_ = np.array(model["hi"], dtype=np.double)
-    row_hi = np.array(model["rows_hi"], dtype=np.double)
+def memory_bounds(p, model, budget):
+    """The rows' upper bounds at a budget: the memory rows get what the
+    budget leaves beside the persistent bytes and their fixed bytes."""
+    row_hi = list(model["rows_hi"])
     free = (budget - p.persistent_bytes) / MIB
     for r, fixed in model["memory_rows"]:
         row_hi[r] = free - fixed / MIB
-    lp.row_lower_ = np.array(model["rows_lo"], dtype=np.double)
-    lp.row_upper_ = row_hi
+    return row_hi
+
+
+def highs_model(highspy, cost, lo, hi, integer, rows_lo, rows_hi, starts,
+                index, value):
+    """A HighsLp from row-wise arrays; `integer` None for the LP."""
+    import numpy as np
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = len(cost), len(rows_lo)
+    lp.col_cost_ = np.asarray(cost, dtype=np.double)
+    lp.col_lower_ = np.asarray(lo, dtype=np.double)
+    lp.col_upper_ = np.asarray(hi, dtype=np.double)
+    lp.row_lower_ = np.asarray(rows_lo, dtype=np.double)
+    lp.row_upper_ = np.asarray(rows_hi, dtype=np.double)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.array(model["starts"], dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(model["index"], dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(model["value"], dtype=np.double)
-    if mode == "milp":
+    lp.a_matrix_.start_ = np.asarray(starts, dtype=np.int32)
+    lp.a_matrix_.index_ = np.asarray(index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.asarray(value, dtype=np.double)
+    if integer is not None:
         lp.integrality_ = [highspy.HighsVarType.kInteger if i else
-                           highspy.HighsVarType.kContinuous
-                           for i in model["integer"]]
+                           highspy.HighsVarType.kContinuous for i in integer]
+    return lp
+
+
+def run_highs(highspy, lp, time_limit, threads, start=None, log=None,
+              solver=""):
+    """Solves lp with HiGHS (`solver`: its option, "" for its choice);
+    `start` (column values) is its first incumbent. Returns the Highs
+    object."""
     h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h.setOptionValue("output_flag", log is not None)
+    if log is not None:
+        h.setOptionValue("log_to_console", False)
+        h.setOptionValue("log_file", log)
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("threads", int(threads))
-    if mode == "lp" and LP_SOLVER[0]:
-        h.setOptionValue("solver", LP_SOLVER[0])
+    if solver:
+        h.setOptionValue("solver", solver)
     h.passModel(lp)
-    start = time.time()
+    if start is not None:
+        solution = highspy.HighsSolution()
+        solution.col_value = list(start)
+        solution.value_valid = True
+        h.setSolution(solution)
     h.run()
-    seconds = time.time() - start
+    return h
+
+
+def solve(highspy, model, p, budget, mode, time_limit, threads, start=None,
+          log=None):
+    """Solves at one budget. `start` (a point of the model, e.g. a plan's)
+    is given to HiGHS as its first incumbent; `log` is a file for HiGHS's
+    own log (its primal and dual bounds over time). Returns a dict: status,
+    boundUs (None where none was proven), seconds, detail, and for the MILP
+    the best schedule found, incumbentUs and x (None where none was)."""
+    lp = highs_model(highspy, model["cost"], model["lo"], model["hi"],
+                     model["integer"] if mode == "milp" else None,
+                     model["rows_lo"], memory_bounds(p, model, budget),
+                     model["starts"], model["index"], model["value"])
+    begin = time.time()
+    h = run_highs(highspy, lp, time_limit, threads,
+                  start if mode == "milp" else None, log,
+                  LP_SOLVER[0] if mode == "lp" else "")
+    result = dict(seconds=time.time() - begin, boundUs=None,
+                  incumbentUs=None, x=None, detail="")
     status = h.getModelStatus()
     info = h.getInfo()
     S = highspy.HighsModelStatus
     if status == S.kInfeasible:
-        return "infeasible", None, seconds, "no schedule fits the budget"
+        return dict(result, status="infeasible",
+                    detail="no schedule fits the budget")
     if mode == "lp":
         if status == S.kOptimal:
-            return "lp", info.objective_function_value, seconds, ""
-        return "none", None, seconds, "LP: " + h.modelStatusToString(status)
+            return dict(result, status="lp",
+                        boundUs=info.objective_function_value)
+        return dict(result, status="none",
+                    detail="LP: " + h.modelStatusToString(status))
+    if info.primal_solution_status == 2:  # a feasible incumbent
+        result.update(incumbentUs=info.objective_function_value,
+                      x=list(h.getSolution().col_value))
     bound = info.mip_dual_bound
     if status == S.kOptimal:
         # The dual bound, not the incumbent: within the MIP gap tolerance
         # of it, and the one that is proven.
-        return "milp-optimal", bound, seconds, "gap %.2g" % info.mip_gap
+        return dict(result, status="milp-optimal", boundUs=bound,
+                    detail="gap %.2g" % info.mip_gap)
     if bound is not None and bound > -1e30:
-        return "milp-bound", max(bound, 0.0), seconds, "%s, gap %.2g" % (
-            h.modelStatusToString(status), info.mip_gap)
-    return "none", None, seconds, "MILP: " + h.modelStatusToString(status)
+        return dict(result, status="milp-bound", boundUs=max(bound, 0.0),
+                    detail="%s, gap %.2g" % (h.modelStatusToString(status),
+                                             info.mip_gap))
+    return dict(result, status="none",
+                detail="MILP: " + h.modelStatusToString(status))
+
+
+def neighbourhoods(p, model, width):
+    """Column sets that fix-and-optimise frees, each a boolean mask over
+    the columns: the decisions of `width` consecutive stages (what is
+    recomputed in them, what is resident at their boundaries), and the
+    whole lives of the values `width` consecutive ops produce (every
+    boundary they may be resident at, every stage their producers may be
+    recomputed in). Windows overlap by half."""
+    import numpy as np
+    ncol = len(model["cost"])
+    r_stage = np.full(ncol, -1)
+    r_op = np.full(ncol, -1)
+    for (t, s), c in model["R"].items():
+        r_stage[c], r_op[c] = t, s
+    for (t, v), c in model["S"].items():
+        r_stage[c], r_op[c] = t, p.producer[v]
+    step = max(1, width // 2)
+    for key, what in ((r_stage, "stages"), (r_op, "values of stages")):
+        for first in range(0, p.N, step):
+            yield ("%s %d-%d" % (what, first, min(first + width, p.N) - 1),
+                   (key >= first) & (key < first + width))
+
+
+def improve(highspy, model, p, budget, x, seconds, threads, width,
+            baseline):
+    """Fix-and-optimise (a large-neighbourhood search) from the point x of
+    the model: for each neighbourhood, every integer column outside it is
+    fixed at x and the rest (with the continuous K and M) is solved as a
+    smaller MILP whose first incumbent is x; a cheaper solution replaces
+    x. Sweeps until a sweep finds nothing or `seconds` run out. Returns
+    (x, sub-MILPs, how many of them stopped at their time limit
+    (SUB_MILP_SECONDS), improvements). Every x is a point of the model:
+    an upper bound on its optimum, not on any plan's."""
+    import numpy as np
+    deadline = time.time() + seconds
+    cost = np.asarray(model["cost"])
+    lo, hi = np.asarray(model["lo"]), np.asarray(model["hi"])
+    integer = np.asarray(model["integer"], dtype=bool)
+    starts = np.asarray(model["starts"])
+    index, value = np.asarray(model["index"]), np.asarray(model["value"])
+    nrow = len(starts) - 1
+    row_of = np.repeat(np.arange(nrow), np.diff(starts))
+    rows_lo = np.asarray(model["rows_lo"])
+    rows_hi = np.asarray(memory_bounds(p, model, budget))
+    x = np.asarray(x, dtype=np.double)
+    solved = unfinished = improvements = 0
+    improved = True
+    while improved and time.time() < deadline:
+        improved = False
+        for name, free in neighbourhoods(p, model, width):
+            left = deadline - time.time()
+            if left <= 0:
+                break
+            free = free | ~integer
+            cols = np.flatnonzero(free)
+            renumber = np.full(len(cost), -1)
+            renumber[cols] = np.arange(len(cols))
+            on_free = free[index]
+            fixed = np.bincount(row_of[~on_free],
+                                weights=value[~on_free] * x[index[~on_free]],
+                                minlength=nrow)
+            rows = np.unique(row_of[on_free])  # the others hold at x
+            keep = on_free & np.isin(row_of, rows)
+            sub_starts = np.concatenate(
+                ([0], np.cumsum(np.bincount(row_of[keep], minlength=nrow)[rows])))
+            lp = highs_model(highspy, cost[cols], lo[cols], hi[cols],
+                             integer[cols], rows_lo[rows] - fixed[rows],
+                             rows_hi[rows] - fixed[rows], sub_starts,
+                             renumber[index[keep]], value[keep])
+            h = run_highs(highspy, lp, min(left, SUB_MILP_SECONDS), threads,
+                          x[cols])
+            solved += 1
+            if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                unfinished += 1
+            info = h.getInfo()
+            if info.primal_solution_status != 2:
+                continue
+            y = np.asarray(h.getSolution().col_value)
+            y[integer[cols]] = np.round(y[integer[cols]])
+            if cost[cols] @ y < cost[cols] @ x[cols] - 1e-6 * max(1.0, cost @ x):
+                x[cols] = y
+                improved = True
+                improvements += 1
+                print("    %.0f s, sub-MILP %d (%s): %.4f %%" % (
+                    seconds - (deadline - time.time()), solved, name,
+                    100 * (cost @ x) / baseline))
+                sys.stdout.flush()
+    return list(x), solved, unfinished, improvements
+
+
+def schedule(p, model, x):
+    """A point of the model as a schedule: per stage, the ops it
+    recomputes, and per value the boundaries at which it is resident."""
+    ops = p.graph["ops"]
+    recomputed = {}
+    for (t, s), c in model["R"].items():
+        if x[c] > 0.5:
+            recomputed.setdefault(t, []).append(p.stages[s])
+    resident = {}
+    for (t, v), c in model["S"].items():
+        if x[c] > 0.5:
+            resident.setdefault(v, []).append(t)
+    return dict(
+        stages=[dict(stage=t, op=p.stages[t], recomputes=sorted(recomputed[t]))
+                for t in sorted(recomputed)],
+        resident={str(v): sorted(ts) for v, ts in sorted(resident.items())},
+        costUs=sum(ops[k]["costUs"] for ks in recomputed.values() for k in ks))
 
 
 def main(argv=None):
@@ -435,7 +624,28 @@ def main(argv=None):
     parser.add_argument("--max-columns", type=int, default=0,
                         help="refuse (status 'too-big') above this many "
                              "columns (0: no limit)")
-    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--json", help="write the results here (with the "
+                        "incumbent's and the start plan's schedules)")
+    parser.add_argument("--start-plan", action="append", default=[],
+                        metavar="PLANNED.json",
+                        help="coop-dump-graph of a planned step of GRAPH: "
+                             "its plan, mapped to the model as --check-plan "
+                             "does, is the MILP's first incumbent at every "
+                             "--ratio where it is a point of the model "
+                             "(repeatable: the cheapest that fits)")
+    parser.add_argument("--improve", type=float, default=0.0,
+                        metavar="SECONDS",
+                        help="after the MILP, improve its incumbent (or the "
+                             "start plan's point) by fix-and-optimise for "
+                             "this long (default 0: not)")
+    parser.add_argument("--improve-width", type=int, default=24,
+                        metavar="STAGES",
+                        help="stages (and producers of values) each "
+                             "fix-and-optimise neighbourhood frees "
+                             "(default 24)")
+    parser.add_argument("--solver-log", metavar="PREFIX",
+                        help="write HiGHS's log of each solve (primal and "
+                             "dual bounds over time) to PREFIX.RATIO.log")
     parser.add_argument("--check-plan", action="store_true",
                         help="GRAPH.json is a planned step's: check that "
                              "its plan satisfies the model at its budget "
@@ -453,6 +663,10 @@ def main(argv=None):
                                graph["baselineCostUs"]) else 0
     if not args.ratio:
         parser.error("--ratio is required")
+    if args.mode == "lp" and (args.start_plan or args.improve > 0):
+        parser.error("--start-plan and --improve are for --mode milp")
+    if args.improve_width < 1:
+        parser.error("--improve-width must be at least 1")
     try:
         import highspy  # noqa: F401
         import numpy  # noqa: F401
@@ -473,35 +687,89 @@ def main(argv=None):
           "%d rows, %d nonzeros, built in %.1f s" % (
               graph["step"], p.N, len(p.producer), len(model["R"]),
               len(model["S"]), ncol, nrow, nnz, build_seconds))
+    starts = []  # (path, the plan's point, its recomputation cost)
+    for path in args.start_plan:
+        with open(path) as f:
+            planned = json.load(f)
+        if "plan" not in planned or (planned["tensors"], planned["ops"]) != (
+                graph["tensors"], graph["ops"]):
+            print("checkmate_bound: error: %s is not a planned step of %s's "
+                  "graph" % (path, args.graph), file=sys.stderr)
+            return 1
+        x, cost, _ = plan_point(p, model, planned["plan"])
+        starts.append((path, x, cost))
+
+    baseline = graph["baselineCostUs"]
+
+    def percent(us):
+        return "n/a" if us is None else "%.4f %%" % (100 * us / baseline)
+
     results = []
     for ratio in args.ratio:
         budget = int(ratio * graph["noneArenaBytes"])
+        # The cheapest start plan that is a point of the model at this
+        # budget (a plan made for a larger budget may fit a smaller one).
+        start_path, start_x, start_cost = min(
+            [st for st in starts if not violations(p, model, st[1], budget)],
+            key=lambda st: st[2], default=(None, None, None))
+        log = None if not args.solver_log else "%s.%g.log" % (
+            args.solver_log, ratio)
         if args.max_columns and ncol > args.max_columns:
-            status, bound, seconds, detail = "too-big", None, 0.0, "%d columns" % ncol
+            r = dict(status="too-big", boundUs=None, incumbentUs=None, x=None,
+                     seconds=0.0, detail="%d columns" % ncol)
         else:
-            status, bound, seconds, detail = solve(
-                highspy, model, p, budget, args.mode, args.time_limit,
-                args.threads)
+            r = solve(highspy, model, p, budget, args.mode, args.time_limit,
+                      args.threads, start_x, log)
             if args.mode == "milp" and (
-                    status == "none" or (status == "milp-bound" and bound <= 0)):
+                    r["status"] == "none" or
+                    (r["status"] == "milp-bound" and r["boundUs"] <= 0)):
                 # No useful dual bound in time (the root LP did not finish):
                 # the LP relaxation alone, with the same limit, is still one.
-                lp_status, lp_bound, more, lp_detail = solve(
-                    highspy, model, p, budget, "lp", args.time_limit,
-                    args.threads)
-                seconds += more
-                if lp_bound is not None and (bound is None or lp_bound > bound):
-                    status, bound = lp_status, lp_bound
-                detail += "; then " + (lp_detail or "LP relaxation")
-        overhead = None if bound is None else bound / graph["baselineCostUs"]
-        results.append(dict(step=graph["step"], ratio=ratio, budget=budget,
-                            status=status, boundUs=bound, overhead=overhead,
-                            seconds=seconds, detail=detail, columns=ncol,
-                            rows=nrow, nonzeros=nnz, stages=p.N))
+                lp = solve(highspy, model, p, budget, "lp", args.time_limit,
+                           args.threads)
+                r["seconds"] += lp["seconds"]
+                if lp["boundUs"] is not None and (
+                        r["boundUs"] is None or lp["boundUs"] > r["boundUs"]):
+                    r.update(status=lp["status"], boundUs=lp["boundUs"])
+                r["detail"] += "; then " + (lp["detail"] or "LP relaxation")
+        if args.improve > 0 and args.mode == "milp":
+            x = r["x"] if r["x"] is not None else start_x
+            if x is not None:
+                begin = time.time()
+                x, solved, unfinished, better = improve(
+                    highspy, model, p, budget, x, args.improve, args.threads,
+                    args.improve_width, graph["baselineCostUs"])
+                r.update(x=x, incumbentUs=sum(
+                    c * v for c, v in zip(model["cost"], x)))
+                r["detail"] += "; fix-and-optimise: %d sub-MILPs (%d " \
+                    "stopped at their time limit), %d improvements, " \
+                    "%.1f s" % (solved, unfinished, better,
+                                time.time() - begin)
+        bound, incumbent = r["boundUs"], r["incumbentUs"]
+        result = dict(step=graph["step"], ratio=ratio, budget=budget,
+                      status=r["status"], boundUs=bound,
+                      overhead=None if bound is None else bound / baseline,
+                      incumbentUs=incumbent,
+                      incumbentOverhead=None if incumbent is None
+                      else incumbent / baseline,
+                      seconds=r["seconds"], detail=r["detail"], columns=ncol,
+                      rows=nrow, nonzeros=nnz, stages=p.N)
+        if r["x"] is not None:
+            result["incumbent"] = schedule(p, model, r["x"])
+        if start_x is not None:
+            result.update(startPlan=start_path, startPlanUs=start_cost,
+                          start=schedule(p, model, start_x))
+        results.append(result)
         print("  ratio %.2f (budget %d B): %s, bound %s, %.1f s %s" % (
-            ratio, budget, status,
-            "n/a" if overhead is None else "%.4f %%" % (100 * overhead),
-            seconds, detail))
+            ratio, budget, r["status"], percent(bound), r["seconds"],
+            r["detail"]))
+        if start_x is not None:
+            print("    start: the plan of %s, %s" % (start_path,
+                                                      percent(start_cost)))
+        elif starts:
+            print("    start: none of the start plans fits this budget")
+        if args.mode == "milp":
+            print("    incumbent: %s" % percent(incumbent))
         sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:
