@@ -392,6 +392,16 @@ ScheduledEvictions Scheduler::run(int64_t targetBytes) {
     if (a_.content[t] != t || !a_.evictable[t])
       continue;
     const std::vector<OpId> &reads = a_.readers[t];
+    if (reads.empty())
+      continue;
+    // Away from right after its producer to its first read (a forward
+    // value read only by the backward, like max-pool indices), then
+    // between two reads.
+    const OpId producer = g_.tensors[t].producer;
+    if (producer != kNone && reads[0] - producer >= 2) {
+      index.insert(int32_t(gaps.size()), producer + 1, reads[0] - 1);
+      gaps.push_back({t, producer, reads[0]});
+    }
     for (size_t r = 1; r < reads.size(); ++r)
       if (reads[r] - reads[r - 1] >= 2) {
         index.insert(int32_t(gaps.size()), reads[r - 1] + 1, reads[r] - 1);

@@ -4,8 +4,9 @@
 // finds no room, choosing among what is resident then. Ahead of time every
 // value's reads are known, so evictions can be chosen for the whole step
 // at once: scheduleEvictions() lowers the step's live-byte profile below a
-// target by dropping values between two of their reads, cheapest bytes
-// first, and the simulator follows that schedule (PlanOptions).
+// target by dropping values from their producer to their first read or
+// between two of their reads, cheapest bytes first, and the simulator
+// follows that schedule (PlanOptions).
 //
 //===----------------------------------------------------------------------===//
 #ifndef COOP_LIB_PLANNER_EVICTIONSCHEDULE_H
@@ -58,7 +59,8 @@ struct ScheduledEvictions {
 };
 
 /// Greedy: while the profile's peak is above `targetBytes`, evicts, over
-/// the peak, the value between two of its reads that frees the most
+/// the peak, the value away over a gap (from its producer to its first
+/// read, or between two of its reads) that frees the most
 /// byte-ops per microsecond recomputed: its bytes times the ops of the run
 /// over the target around the peak that its gap covers. Then every choice
 /// that the peak reached no longer needs is undone, dearest per byte

@@ -95,6 +95,25 @@ TEST(EvictionSchedule, PrefersTheValueAwayOverTheWholeRun) {
   expectEvictsOnly(scheduled, 2, {l});
 }
 
+/// v (100 bytes) is made at op 0 and first read at op 3, as the backward
+/// reads a forward value (max-pool indices): it has no gap between two
+/// reads. The live bytes peak at op 2 (261) over the target of 200, and
+/// only v can go there: from right after its producer to its read.
+TEST(EvictionSchedule, DropsAValueFromItsProducerToItsFirstRead) {
+  ChainStep step;
+  const TensorId x = step.x;
+  const TensorId v = step.make(x, 100, 1.0);   // op 0
+  const TensorId a = step.make(x, 150, 100);   // op 1
+  step.read(a, x);                             // op 2
+  step.read(v, x);                             // op 3
+  ASSERT_TRUE(step.g.finalize());
+
+  Plan plan;
+  const ScheduledEvictions scheduled = step.scheduleLong(200, &plan);
+  EXPECT_LE(scheduled.peakLiveBytes, 200);
+  expectEvictsOnly(scheduled, 0, {v});
+}
+
 /// v (100 bytes) is read at op 2 and at op 5; evicting it is the only way
 /// under the peak at op 4. Rebuilding it at op 5 re-runs its producer and
 /// a's, which is past its last use. Counting every rebuilt value on top of
