@@ -593,14 +593,15 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
   // whose windows can be recorded is skipped unscored.
   bool found = false;
   double bestCost = 0;
-  auto piece = region.pieces().lower_bound(searchStart(region));
-  const auto end = region.pieces().end();
+  const Arena::Pieces pieces = region.piecesFrom(searchStart(region));
+  const Arena::Iterator end = pieces.end();
+  Arena::Iterator piece = pieces.begin();
   while (piece != end) {
     run_.clear();
     int64_t bytes = 0;
     for (; piece != end; ++piece) {
       ++plan_.stats.piecesScanned;
-      const Arena::Piece &p = piece->second;
+      const Arena::Piece &p = *piece;
       if (p.owner == Arena::kFree) {
         run_.push_back({p.size, p.owner, {1.0, kNone}, 0.0, 0.0});
       } else if (p.owner >= 0 && evictableNow(p.owner)) {
@@ -684,10 +685,9 @@ TensorId Simulator::chooseLowestScore(const Arena &region) {
   // be strictly lower: it is skipped unscored.
   TensorId victim = kNone;
   double best = std::numeric_limits<double>::infinity();
-  for (auto piece = region.pieces().lower_bound(searchStart(region));
-       piece != region.pieces().end(); ++piece) {
+  for (const Arena::Piece &piece : region.piecesFrom(searchStart(region))) {
     ++plan_.stats.piecesScanned;
-    const int32_t owner = piece->second.owner;
+    const int32_t owner = piece.owner;
     if (owner < 0 || !evictableNow(owner))
       continue;
     const ScoreTerms terms = scoreTerms(owner, region);
@@ -780,10 +780,10 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
   plan_.stats.failedOp = currentOp_;
   plan_.stats.reclaimableBytesAtFailure = 0;
   for (const Arena *r : {&main_, &small_})
-    for (const auto &entry : r->pieces())
-      if (entry.second.owner == Arena::kFree ||
-          (entry.second.owner >= 0 && evictableNow(entry.second.owner)))
-        plan_.stats.reclaimableBytesAtFailure += entry.second.size;
+    for (const Arena::Piece &piece : r->pieces())
+      if (piece.owner == Arena::kFree ||
+          (piece.owner >= 0 && evictableNow(piece.owner)))
+        plan_.stats.reclaimableBytesAtFailure += piece.size;
   std::string message =
       "out of memory at " + describeOp(currentOp_) + " under policy " +
       policyName(options_.policy) + ": cannot place " + std::to_string(size) +
@@ -1090,8 +1090,8 @@ Simulator::deadValuesRebuiltAtFailure() const {
 std::vector<TensorId> Simulator::barriersAtFailure() const {
   std::vector<TensorId> barriers;
   for (const Arena *region : {&main_, &small_})
-    for (const auto &entry : region->pieces()) {
-      const int32_t owner = entry.second.owner;
+    for (const Arena::Piece &piece : region->pieces()) {
+      const int32_t owner = piece.owner;
       if (owner >= 0 && g_.tensors[owner].producer != kNone &&
           !evictableNow(owner))
         barriers.push_back(owner);
