@@ -40,6 +40,18 @@ public:
       }
       return *this;
     }
+    /// The piece `n` places on, in this block or the next, or null: for
+    /// walks that prefetch what they will read of it.
+    const Piece *ahead(size_t n) const {
+      const std::vector<std::vector<Piece>> &blocks = *blocks_;
+      size_t index = index_ + n;
+      if (index < blocks[block_].size())
+        return &blocks[block_][index];
+      index -= blocks[block_].size();
+      if (block_ + 1 < blocks.size() && index < blocks[block_ + 1].size())
+        return &blocks[block_ + 1][index];
+      return nullptr;
+    }
     bool operator==(const Iterator &other) const {
       return block_ == other.block_ && index_ == other.index_;
     }
