@@ -2,16 +2,128 @@
 
 #include "coop/Planner/Arena.h"
 
+#include <algorithm>
 #include <cassert>
 #include <limits>
 
 namespace coop::planner {
 
+namespace {
+/// A block splits in two above this many pieces, and joins a neighbour
+/// below a quarter of it: small enough that an insert or erase moves
+/// little, large enough that the blocks' starts stay in cache for lookups
+/// and a walk reads long stretches of contiguous memory.
+constexpr size_t kMaxBlockPieces = 128;
+
+bool startsBefore(const Arena::Piece &piece, int64_t offset) {
+  return piece.offset < offset;
+}
+} // namespace
+
 Arena::Arena(int64_t begin, int64_t size) : begin_(begin), size_(size) {
   if (size > 0) {
-    pieces_[begin] = Piece{size, kFree};
+    insertPiece(Piece{begin, size, kFree});
     addFree(begin, size);
   }
+}
+
+Arena::Pieces Arena::piecesFrom(int64_t offset) const {
+  // The last block starting at or below `offset`, then the first piece in
+  // it at or above `offset` (the next block's first when there is none).
+  const Iterator end(&blocks_, blocks_.size(), 0);
+  auto after =
+      std::upper_bound(blockStarts_.begin(), blockStarts_.end(), offset);
+  if (after == blockStarts_.begin())
+    return {Iterator(&blocks_, 0, 0), end};
+  const size_t block = size_t(after - blockStarts_.begin()) - 1;
+  const std::vector<Piece> &pieces = blocks_[block];
+  const size_t index = size_t(
+      std::lower_bound(pieces.begin(), pieces.end(), offset, startsBefore) -
+      pieces.begin());
+  if (index == pieces.size())
+    return {Iterator(&blocks_, block + 1, 0), end};
+  return {Iterator(&blocks_, block, index), end};
+}
+
+Arena::Position Arena::find(int64_t offset) const {
+  const Iterator it = piecesFrom(offset).first;
+  assert(it != piecesFrom(offset).last && it->offset == offset);
+  return {it.block_, it.index_};
+}
+
+bool Arena::previous(Position p, Position *out) const {
+  if (p.index > 0) {
+    *out = {p.block, p.index - 1};
+    return true;
+  }
+  if (p.block == 0)
+    return false;
+  *out = {p.block - 1, blocks_[p.block - 1].size() - 1};
+  return true;
+}
+
+bool Arena::next(Position p, Position *out) const {
+  if (p.index + 1 < blocks_[p.block].size()) {
+    *out = {p.block, p.index + 1};
+    return true;
+  }
+  if (p.block + 1 == blocks_.size())
+    return false;
+  *out = {p.block + 1, 0};
+  return true;
+}
+
+void Arena::insertPiece(const Piece &piece) {
+  ++pieceCount_;
+  if (blocks_.empty()) {
+    blocks_.push_back({piece});
+    blockStarts_.push_back(piece.offset);
+    return;
+  }
+  auto after = std::upper_bound(blockStarts_.begin(), blockStarts_.end(),
+                                piece.offset);
+  const size_t block =
+      after == blockStarts_.begin() ? 0 : size_t(after - blockStarts_.begin()) - 1;
+  std::vector<Piece> &pieces = blocks_[block];
+  pieces.insert(std::lower_bound(pieces.begin(), pieces.end(), piece.offset,
+                                 startsBefore),
+                piece);
+  rebalance(block);
+}
+
+void Arena::erasePiece(Position p) {
+  --pieceCount_;
+  std::vector<Piece> &pieces = blocks_[p.block];
+  pieces.erase(pieces.begin() + p.index);
+  rebalance(p.block);
+}
+
+void Arena::rebalance(size_t block) {
+  std::vector<Piece> &pieces = blocks_[block];
+  if (pieces.size() < kMaxBlockPieces / 4 && blocks_.size() > 1) {
+    // Into the next block's front, or the last block into the previous.
+    const size_t low = block + 1 < blocks_.size() ? block : block - 1;
+    std::vector<Piece> &merged = blocks_[low];
+    merged.insert(merged.end(), blocks_[low + 1].begin(),
+                  blocks_[low + 1].end());
+    blocks_.erase(blocks_.begin() + low + 1);
+    blockStarts_.erase(blockStarts_.begin() + low + 1);
+    block = low;
+  }
+  std::vector<Piece> &current = blocks_[block];
+  if (current.empty()) { // the arena's last piece went
+    blocks_.clear();
+    blockStarts_.clear();
+    return;
+  }
+  blockStarts_[block] = current.front().offset;
+  if (current.size() <= kMaxBlockPieces)
+    return;
+  std::vector<Piece> upper(current.begin() + current.size() / 2,
+                           current.end());
+  current.resize(current.size() / 2);
+  blockStarts_.insert(blockStarts_.begin() + block + 1, upper.front().offset);
+  blocks_.insert(blocks_.begin() + block + 1, std::move(upper));
 }
 
 void Arena::addFree(int64_t offset, int64_t size) {
@@ -38,57 +150,61 @@ int64_t Arena::allocate(int64_t size, int32_t owner, bool atHighEdge) {
 }
 
 int64_t Arena::allocateLowest(int64_t size, int32_t owner) {
-  for (const auto &[offset, piece] : pieces_)
+  for (const Piece &piece : pieces())
     if (piece.owner == kFree && piece.size >= size)
-      return take(offset, piece.size, size, owner, /*atHighEdge=*/false);
+      return take(piece.offset, piece.size, size, owner, /*atHighEdge=*/false);
   return -1;
 }
 
 int64_t Arena::take(int64_t pieceOffset, int64_t pieceSize, int64_t size,
                     int32_t owner, bool atHighEdge) {
   removeFree(pieceOffset, pieceSize);
-  pieces_.erase(pieceOffset);
-
   const int64_t rest = pieceSize - size;
   const int64_t offset = atHighEdge ? pieceOffset + rest : pieceOffset;
-  pieces_[offset] = Piece{size, owner};
-  if (rest > 0) {
-    const int64_t restOffset = atHighEdge ? pieceOffset : offset + size;
-    pieces_[restOffset] = Piece{rest, kFree};
-    addFree(restOffset, rest);
+  Piece &piece = at(find(pieceOffset));
+  if (rest == 0) {
+    piece.owner = owner;
+    return offset;
   }
+  const int64_t restOffset = atHighEdge ? pieceOffset : offset + size;
+  // The piece keeps its low edge: the rest, or the allocation.
+  piece.size = atHighEdge ? rest : size;
+  piece.owner = atHighEdge ? kFree : owner;
+  insertPiece(atHighEdge ? Piece{offset, size, owner}
+                         : Piece{restOffset, rest, kFree});
+  addFree(restOffset, rest);
   return offset;
 }
 
 void Arena::release(int64_t offset) {
-  auto it = pieces_.find(offset);
-  assert(it != pieces_.end() && it->second.owner != kFree);
-  int64_t start = offset;
-  int64_t size = it->second.size;
-  if (it != pieces_.begin()) {
-    auto left = std::prev(it);
-    if (left->second.owner == kFree) {
-      removeFree(left->first, left->second.size);
-      start = left->first;
-      size += left->second.size;
-      pieces_.erase(left);
-    }
+  Position p = find(offset);
+  assert(at(p).owner != kFree);
+  int64_t size = at(p).size;
+  Position right;
+  if (next(p, &right) && at(right).owner == kFree) {
+    removeFree(at(right).offset, at(right).size);
+    size += at(right).size;
+    erasePiece(right);
+    p = find(offset); // blocks may have been joined or split
   }
-  auto right = std::next(it);
-  if (right != pieces_.end() && right->second.owner == kFree) {
-    removeFree(right->first, right->second.size);
-    size += right->second.size;
-    pieces_.erase(right);
+  Position left;
+  if (previous(p, &left) && at(left).owner == kFree) {
+    Piece &merged = at(left);
+    removeFree(merged.offset, merged.size);
+    merged.size += size;
+    addFree(merged.offset, merged.size);
+    erasePiece(p);
+    return;
   }
-  pieces_.erase(it);
-  pieces_[start] = Piece{size, kFree};
-  addFree(start, size);
+  at(p).size = size;
+  at(p).owner = kFree;
+  addFree(offset, size);
 }
 
 void Arena::reassign(int64_t offset, int32_t owner) {
-  auto it = pieces_.find(offset);
-  assert(it != pieces_.end() && it->second.owner != kFree);
-  it->second.owner = owner;
+  Piece &piece = at(find(offset));
+  assert(piece.owner != kFree);
+  piece.owner = owner;
 }
 
 int64_t Arena::largestFreePiece() const {
@@ -96,14 +212,13 @@ int64_t Arena::largestFreePiece() const {
 }
 
 int64_t Arena::freeBytesAround(int64_t offset) const {
-  auto it = pieces_.find(offset);
-  assert(it != pieces_.end());
+  const Position p = find(offset);
   int64_t bytes = 0;
-  if (it != pieces_.begin() && std::prev(it)->second.owner == kFree)
-    bytes += std::prev(it)->second.size;
-  auto right = std::next(it);
-  if (right != pieces_.end() && right->second.owner == kFree)
-    bytes += right->second.size;
+  Position side;
+  if (previous(p, &side) && blocks_[side.block][side.index].owner == kFree)
+    bytes += blocks_[side.block][side.index].size;
+  if (next(p, &side) && blocks_[side.block][side.index].owner == kFree)
+    bytes += blocks_[side.block][side.index].size;
   return bytes;
 }
 

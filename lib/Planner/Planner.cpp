@@ -145,6 +145,7 @@ public:
             const std::vector<OpId> &retainUntil, bool recursiveClosures)
       : g_(graph), options_(options), plan_(plan),
         a_(analysis), values_(graph.tensors.size()),
+        placements_(graph.tensors.size()),
         opStamp_(graph.ops.size(), 0), chainStamp_(graph.ops.size(), 0),
         keepUntil_(keepUntil),
         packLow_(packLow), retainUntil_(retainUntil),
@@ -170,20 +171,51 @@ public:
   std::vector<TensorId> barriersAtFailure() const;
 
 private:
-  struct Value {
-    bool resident = false;
-    Arena *region = nullptr;
-    int64_t offset = -1;
-    int64_t size = 0;
-    /// Outputs of the op being executed, until it has run.
-    bool pinned = false;
-    /// Reads still to come from the current op and its recompute closure.
-    int32_t pendingReads = 0;
+  /// The last cost score() computed for a resident value, kept as a bound
+  /// on later ones (see scoreLowerBound()). For the e* policies a floor on
+  /// its neighbourhood cost, with the groups' subtracted() then (cost 0:
+  /// none); a neighbour that comes back leaves its group out of the sum, so
+  /// it clears the floors of the values it neighbours
+  /// (StepAnalysis::neighbourOps). For lookahead its chain cost for the
+  /// read `at` (kNone: none): a chain walk reads only the residency of the
+  /// inputs it looks at and the static analysis, so the cost stays exact
+  /// until one of those comes back or goes (chainReaders_), or the value's
+  /// next read moves.
+  struct RememberedCost {
+    double cost = 0;
+    double subtractedBefore = 0;
+    OpId at = kNone;
+  };
+  /// What a search's walk reads of a value, in one cache line: its
+  /// evictability, its score terms and its score bounds.
+  struct alignas(64) Value {
     double lastAccess = 0;
-    int32_t group = -1; // union-find node while gone
+    /// The producer's cost (score bounds).
+    double producerCost = 0;
+    RememberedCost remembered;
     /// Lookahead: the first op that reads it after the op it was looked
     /// up at (the next read until the current op reaches it).
     OpId nextRead = kNone;
+    /// Reads still to come from the current op and its recompute closure.
+    int32_t pendingReads = 0;
+    /// The ops at which it may be evicted while resident, unpinned and not
+    /// read by the current op: from the end of keepUntil, and while still
+    /// read or retained past its last use.
+    OpId evictableFrom = 0;
+    OpId evictableUntil = 0;
+    /// The producer's inputs and outputs (score bounds).
+    int32_t producerNeighbours = 0;
+    bool resident = false;
+    /// Outputs of the op being executed, until it has run.
+    bool pinned = false;
+  };
+  static_assert(sizeof(Value) == 64, "one cache line per value walked");
+  /// Where a resident value lies, and its e* group while it is gone.
+  struct Placement {
+    Arena *region = nullptr;
+    int64_t offset = -1;
+    int64_t size = 0;
+    int32_t group = -1; // union-find node while gone
   };
 
   Status runOp(OpId k);
@@ -223,15 +255,18 @@ private:
     int64_t size;
     int32_t owner;
     ScoreTerms terms;
-    double lowerBound; // scoreLowerBound(); free pieces cost nothing
+    double lowerBound; // scoreLowerBound() when bounded; free: nothing
     double cost;       // score()
   };
   /// Coop: the cheapest contiguous run of pieces holding `size` bytes.
   bool chooseWindow(const Arena &region, int64_t size,
                     std::vector<TensorId> *victims);
   /// Whether no window of the run in run_ can cost less, as its sliding
-  /// sums compute it, than `threshold`: decided from bounds, unscored.
-  bool runCostsAtLeast(int64_t size, double threshold);
+  /// sums compute it, than `threshold`: decided from the slots' lower
+  /// bounds, unscored. `upperCosts` sums their scoreUpperCost(), and
+  /// `leastDenominator` is the least of their terms' denominators.
+  bool runCostsAtLeast(int64_t size, double threshold, double upperCosts,
+                       double leastDenominator);
   /// Calls onWindow(sum, lo, hi) for each window the two pointers record
   /// in run_: for each first slot the fewest slots that hold `size` bytes,
   /// with the sliding sum of each slot's `value`.
@@ -240,26 +275,40 @@ private:
                      OnWindow onWindow);
   /// DTR, DTE, Coop without window: the single lowest-scoring tensor.
   TensorId chooseLowestScore(const Arena &region);
+  /// A walk's values are scattered: it prefetches the one a few pieces
+  /// ahead of `piece` while it reads this one, instead of waiting for each.
+  /// (A helper that only prefetches is removed as having no effect.)
+  const Value *valueAhead(const Arena::Iterator &piece) const {
+    constexpr size_t kPiecesAhead = 8;
+    const Arena::Piece *ahead = piece.ahead(kPiecesAhead);
+    return ahead && ahead->owner >= 0 ? &values_[ahead->owner]
+                                      : values_.data();
+  }
   bool evictableNow(TensorId t) const {
     const Value &v = values_[t];
-    return (a_.evictable[t] || retainedPastLastUse(t)) && v.resident &&
-           !v.pinned && v.pendingReads == 0 && !kept(t);
+    return v.resident && !v.pinned && v.pendingReads == 0 &&
+           v.evictableFrom <= currentOp_ && currentOp_ <= v.evictableUntil;
   }
   /// Kept resident until an op that would otherwise have to recompute it.
   bool kept(TensorId t) const { return currentOp_ < keepUntil_[t]; }
-  /// Past its last use but not freed, because recomputations may read it
-  /// again; evictable like a value that is still read.
-  bool retainedPastLastUse(TensorId t) const {
-    return a_.lastUse[t] < currentOp_ && currentOp_ <= retainUntil_[t];
-  }
-  ScoreTerms scoreTerms(TensorId t, const Arena &region);
+  /// Sets values_[t].evictableFrom/Until: not kept, and either evictable
+  /// while still read or past its last use but not freed, because
+  /// recomputations may read it again (retainUntil_).
+  void setEvictableOps(TensorId t);
+  /// Of the resident `t` in the piece at `offset` of `size` bytes.
+  ScoreTerms scoreTerms(TensorId t, const Arena &region, int64_t offset,
+                        int64_t size);
   double score(TensorId t, const ScoreTerms &terms);
   /// Bounds on score(t, terms) as computed, rounding included, that need
   /// no neighbourhood or chain walk: the cost is at least the producer's,
-  /// at least its last neighbourhood cost (costFloors_) less what the
-  /// groups lost since, and a remembered chain cost (chainMemos_) exactly.
+  /// at least its last neighbourhood cost (Value::remembered) less what
+  /// the groups lost since, and a remembered chain cost exactly.
   double scoreLowerBound(TensorId t, const ScoreTerms &terms) const;
-  double scoreUpperBound(TensorId t, const ScoreTerms &terms) const;
+  double scoreUpperBound(TensorId t, const ScoreTerms &terms) const {
+    return scoreUpperCost(t) / terms.denominator;
+  }
+  /// What scoreUpperBound() divides.
+  double scoreUpperCost(TensorId t) const;
   /// Where a search of `region` starts: main_ holds only persistent state,
   /// never a victim, below persistentEnd_.
   int64_t searchStart(const Arena &region) const {
@@ -277,12 +326,12 @@ private:
   /// Lookahead: the ops a read of `t` at op `at` will have to re-run: its
   /// producer, and the producers of every input that is gone by then
   /// (evicted now, or freed after its last use before `at`), transitively.
-  /// With `remember`, the cost is kept in chainMemos_ and `t` is listed
+  /// With `remember`, the cost is kept in Value::remembered and `t` is listed
   /// as a reader of the residency of every value the walk looked at.
   double recomputeChainCost(TensorId t, OpId at, bool remember);
   /// The remembered chain cost of `t` for a read at `at`, or -1.
   double rememberedChainCost(TensorId t, OpId at) const {
-    const ChainMemo &memo = chainMemos_[t];
+    const RememberedCost &memo = values_[t].remembered;
     return memo.at == at ? memo.cost : -1;
   }
   /// `t` came back or went: the chain costs that read its residency are
@@ -301,6 +350,7 @@ private:
   Plan &plan_;
   const StepAnalysis &a_;
   std::vector<Value> values_;
+  std::vector<Placement> placements_;
   Arena main_, small_;
   CostUnionFind groups_;
   double clock_ = 0;
@@ -331,32 +381,6 @@ private:
   /// finite, non-negative amount, so the score bounds hold.
   bool boundedSearch_ = false;
   double totalOpCost_ = 0;
-  /// Per value, what the score bounds read of its producer, packed so that
-  /// a search's walk touches one line per piece for them.
-  struct ProducerTerms {
-    double cost = 0;
-    double neighbours = 0; // inputs and outputs
-  };
-  std::vector<ProducerTerms> producers_;
-  /// Per resident value, its last neighbourhood cost and the groups'
-  /// subtracted() then; cost 0 when there is none to go by. A neighbour
-  /// that comes back leaves its group out of the sum, so it clears the
-  /// floors of the values it neighbours (StepAnalysis::neighbourOps).
-  struct CostFloor {
-    double cost = 0;
-    double subtractedBefore = 0;
-  };
-  std::vector<CostFloor> costFloors_;
-  /// Lookahead, bounded search: per resident value, its last chain cost
-  /// and the read it was for (kNone: none). A chain walk reads only the
-  /// residency of the inputs it looks at and the static analysis, so the
-  /// cost stays exact until one of those comes back or goes
-  /// (chainReaders_), or the value's next read moves.
-  struct ChainMemo {
-    double cost = 0;
-    OpId at = kNone;
-  };
-  std::vector<ChainMemo> chainMemos_;
   /// Per content: the values whose remembered chain cost read its
   /// residency (may repeat, and name values remembered again since).
   std::vector<std::vector<TensorId>> chainReaders_;
@@ -377,40 +401,55 @@ void Simulator::noteAllocated(int64_t offset, int64_t size) {
 
 void Simulator::place(TensorId t, Arena *region, int64_t offset,
                       int64_t size) {
-  Value &v = values_[t];
-  v.resident = true;
-  v.region = region;
-  v.offset = offset;
-  v.size = size;
-  costFloors_[t] = CostFloor();
-  chainMemos_[t].at = kNone;
+  values_[t].resident = true;
+  values_[t].remembered = RememberedCost();
+  placements_[t].region = region;
+  placements_[t].offset = offset;
+  placements_[t].size = size;
   forgetChainsThrough(t);
-  if (v.group >= 0) {
+  int32_t &group = placements_[t].group;
+  if (group >= 0) {
     // Recomputed: approximately split it back out of its evicted group.
     const OpId producer = g_.tensors[t].producer;
-    groups_.subtract(groups_.find(v.group), g_.ops[producer].costUs);
-    v.group = -1;
-    // The neighbourhoods that counted its group may now leave it out.
-    for (OpId op : a_.neighbourOps[t])
-      for (TensorId out : g_.ops[op].outputs)
-        costFloors_[out] = CostFloor();
+    groups_.subtract(groups_.find(group), g_.ops[producer].costUs);
+    group = -1;
+    // The neighbourhoods that counted its group may now leave it out (a
+    // chain cost stays exact: forgetChainsThrough() keeps it so).
+    if (options_.policy != Policy::Lookahead)
+      for (OpId op : a_.neighbourOps[t])
+        for (TensorId out : g_.ops[op].outputs)
+          values_[out].remembered = RememberedCost();
   }
 }
 
-void Simulator::markGone(TensorId t) {
+void Simulator::setEvictableOps(TensorId t) {
   Value &v = values_[t];
-  v.resident = false;
-  v.region = nullptr;
+  if (a_.evictable[t]) {
+    v.evictableFrom = keepUntil_[t];
+    v.evictableUntil = kForever;
+    return;
+  }
+  // Past its last use (never, for kForever) and until retainUntil_.
+  v.evictableFrom =
+      OpId(std::min<int64_t>(std::max<int64_t>(keepUntil_[t],
+                                               int64_t(a_.lastUse[t]) + 1),
+                             kForever));
+  v.evictableUntil = retainUntil_[t];
+}
+
+void Simulator::markGone(TensorId t) {
+  values_[t].resident = false;
+  placements_[t].region = nullptr;
   forgetChainsThrough(t);
   if (!a_.recomputable[t])
     return;
   // Merge with the evicted neighbours of its producer (DTR's e*).
   const Op &producer = g_.ops[g_.tensors[t].producer];
-  v.group = groups_.make(producer.costUs);
+  const int32_t group = placements_[t].group = groups_.make(producer.costUs);
   auto merge = [&](TensorId other) {
     TensorId c = a_.content[other];
-    if (c != t && values_[c].group >= 0)
-      groups_.unite(v.group, values_[c].group);
+    if (c != t && placements_[c].group >= 0)
+      groups_.unite(group, placements_[c].group);
   };
   for (TensorId in : producer.inputs)
     merge(in);
@@ -423,10 +462,10 @@ void Simulator::drop(TensorId t, InstructionKind how) {
   ins.kind = how;
   ins.tensor = t;
   plan_.instructions.push_back(std::move(ins));
-  Value &v = values_[t];
-  v.region->release(v.offset);
-  noteChanged(v.region, v.offset);
-  allocatedBytes_ -= v.size;
+  const Placement &p = placements_[t];
+  p.region->release(p.offset);
+  noteChanged(p.region, p.offset);
+  allocatedBytes_ -= p.size;
   markGone(t);
   if (how == InstructionKind::Evict)
     ++plan_.stats.evictionCount;
@@ -439,9 +478,9 @@ double Simulator::neighbourhoodCost(TensorId t) {
   int rootCount = 0;
   auto add = [&](TensorId other) {
     TensorId c = a_.content[other];
-    if (c == t || values_[c].group < 0)
+    if (c == t || placements_[c].group < 0)
       return;
-    int32_t root = groups_.find(values_[c].group);
+    int32_t root = groups_.find(placements_[c].group);
     for (int i = 0; i < rootCount; ++i)
       if (roots[i] == root)
         return;
@@ -458,7 +497,7 @@ double Simulator::neighbourhoodCost(TensorId t) {
 
 void Simulator::forgetChainsThrough(TensorId t) {
   for (TensorId reader : chainReaders_[t])
-    chainMemos_[reader].at = kNone;
+    values_[reader].remembered.at = kNone;
   chainReaders_[t].clear();
 }
 
@@ -491,12 +530,12 @@ double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
     }
   }
   if (remember)
-    chainMemos_[t] = {cost, at};
+    values_[t].remembered = {cost, 0, at};
   return cost;
 }
 
-Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
-                                             const Arena &region) {
+Simulator::ScoreTerms Simulator::scoreTerms(TensorId t, const Arena &region,
+                                             int64_t offset, int64_t size) {
   Value &v = values_[t];
   if (options_.policy == Policy::Lookahead) {
     // A value nothing reads again directly is wanted only by
@@ -513,17 +552,16 @@ Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
     const double distance = double(std::max<OpId>(at - currentOp_, 1));
     // A window's bytes are fixed by the request; single victims are
     // compared per byte they free.
-    const double bytes = options_.slidingWindow ? 1.0 : double(v.size);
+    const double bytes = options_.slidingWindow ? 1.0 : double(size);
     return {distance * bytes, at};
   }
   const double staleness =
       std::max(clock_ - v.lastAccess, kStalenessEpsilon);
   switch (options_.policy) {
   case Policy::DTR:
-    return {staleness * double(v.size), kNone};
+    return {staleness * double(size), kNone};
   case Policy::DTE:
-    return {staleness * double(v.size + region.freeBytesAround(v.offset)),
-            kNone};
+    return {staleness * double(size + region.freeBytesAround(offset)), kNone};
   case Policy::None:
   case Policy::Coop:
   case Policy::Lookahead:
@@ -535,8 +573,8 @@ Simulator::ScoreTerms Simulator::scoreTerms(TensorId t,
 void Simulator::rememberNeighbourhoodCost(TensorId t, double cost) {
   // Past kMaxNeighbourGroups a group may count twice, and a merge can then
   // lower the sum: no floor.
-  if (producers_[t].neighbours <= kMaxNeighbourGroups)
-    costFloors_[t] = {cost, groups_.subtracted()};
+  if (values_[t].producerNeighbours <= kMaxNeighbourGroups)
+    values_[t].remembered = {cost, groups_.subtracted(), kNone};
 }
 
 double Simulator::score(TensorId t, const ScoreTerms &terms) {
@@ -558,11 +596,11 @@ double Simulator::scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
   if (options_.policy == Policy::Lookahead) {
     // A remembered chain cost is the score's own numerator.
     const double remembered = rememberedChainCost(t, terms.nextRead);
-    return (remembered >= 0 ? remembered : producers_[t].cost) /
+    return (remembered >= 0 ? remembered : values_[t].producerCost) /
            terms.denominator;
   }
-  double cost = producers_[t].cost;
-  const CostFloor &floor = costFloors_[t];
+  double cost = values_[t].producerCost;
+  const RememberedCost &floor = values_[t].remembered;
   if (floor.cost > cost) {
     // Since the floor was taken, groups gained by merges and new members
     // and lost at most what subtract() took; the slack covers the
@@ -575,13 +613,14 @@ double Simulator::scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
   return cost / terms.denominator;
 }
 
-double Simulator::scoreUpperBound(TensorId t, const ScoreTerms &terms) const {
+double Simulator::scoreUpperCost(TensorId t) const {
   // A chain runs each op at most once; a neighbourhood adds at most one
   // group per input and output of the producer. Doubled for rounding.
   if (options_.policy == Policy::Lookahead)
-    return 2 * totalOpCost_ / terms.denominator;
-  return 2 * (producers_[t].cost + producers_[t].neighbours * groups_.madeCost()) /
-         terms.denominator;
+    return 2 * totalOpCost_;
+  const Value &v = values_[t];
+  return 2 *
+         (v.producerCost + double(v.producerNeighbours) * groups_.madeCost());
 }
 
 bool Simulator::chooseWindow(const Arena &region, int64_t size,
@@ -593,19 +632,32 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
   // whose windows can be recorded is skipped unscored.
   bool found = false;
   double bestCost = 0;
-  auto piece = region.pieces().lower_bound(searchStart(region));
-  const auto end = region.pieces().end();
+  const Arena::Pieces pieces = region.piecesFrom(searchStart(region));
+  const Arena::Iterator end = pieces.end();
+  Arena::Iterator piece = pieces.begin();
   while (piece != end) {
+    // Once a window is recorded, the run is bounded as it is walked, while
+    // each value's record is at hand.
+    const bool bounded = boundedSearch_ && found;
+    double upperCosts = 0;
+    double leastDenominator = std::numeric_limits<double>::infinity();
     run_.clear();
     int64_t bytes = 0;
     for (; piece != end; ++piece) {
       ++plan_.stats.piecesScanned;
-      const Arena::Piece &p = piece->second;
+      __builtin_prefetch(valueAhead(piece));
+      const Arena::Piece &p = *piece;
       if (p.owner == Arena::kFree) {
         run_.push_back({p.size, p.owner, {1.0, kNone}, 0.0, 0.0});
       } else if (p.owner >= 0 && evictableNow(p.owner)) {
-        run_.push_back(
-            {p.size, p.owner, scoreTerms(p.owner, region), 0.0, 0.0});
+        const ScoreTerms terms = scoreTerms(p.owner, region, p.offset, p.size);
+        double lowerBound = 0;
+        if (bounded) {
+          lowerBound = scoreLowerBound(p.owner, terms);
+          upperCosts += scoreUpperCost(p.owner);
+          leastDenominator = std::min(leastDenominator, terms.denominator);
+        }
+        run_.push_back({p.size, p.owner, terms, lowerBound, 0.0});
       } else {
         ++piece; // a barrier
         break;
@@ -618,8 +670,8 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
     }
     if (bytes < size)
       continue; // no window
-    if (boundedSearch_ && found &&
-        runCostsAtLeast(size, cheaperThan(bestCost)))
+    if (bounded && runCostsAtLeast(size, cheaperThan(bestCost), upperCosts,
+                                   leastDenominator))
       continue;
     for (WindowSlot &slot : run_)
       if (slot.owner != Arena::kFree)
@@ -639,25 +691,34 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
   return found;
 }
 
-bool Simulator::runCostsAtLeast(int64_t size, double threshold) {
-  double highestSum = 0;
-  for (WindowSlot &slot : run_)
-    if (slot.owner != Arena::kFree) {
-      slot.lowerBound = scoreLowerBound(slot.owner, slot.terms);
-      highestSum += scoreUpperBound(slot.owner, slot.terms);
-    }
+bool Simulator::runCostsAtLeast(int64_t size, double threshold,
+                                double upperCosts, double leastDenominator) {
   double lowest = std::numeric_limits<double>::infinity();
   forEachWindow(size, &WindowSlot::lowerBound,
                 [&](double sum, size_t, size_t) {
                   lowest = std::min(lowest, sum);
                 });
+  if (!(lowest >= threshold))
+    return false; // the rounding only takes from it
   // Each addition or subtraction of a sliding sum, of the bounds here as
   // of the scores, rounds by at most epsilon times the running sum, which
-  // stays below highestSum.
-  const double rounding = 8.0 * double(run_.size() + 1) *
-                          std::numeric_limits<double>::epsilon() *
-                          (highestSum + lowest);
-  return lowest - rounding >= threshold;
+  // stays below upperSum, the sum of the slots' scoreUpperBound().
+  auto costsAtLeast = [&](double upperSum) {
+    const double rounding = 8.0 * double(run_.size() + 1) *
+                            std::numeric_limits<double>::epsilon() *
+                            (upperSum + lowest);
+    return lowest - rounding >= threshold;
+  };
+  // Twice the upper costs over the least denominator is more than that sum
+  // however it rounds: one division per run. Where that decides nothing,
+  // the sum itself decides.
+  if (costsAtLeast(2 * upperCosts / leastDenominator))
+    return true;
+  double upperSum = 0;
+  for (const WindowSlot &slot : run_)
+    if (slot.owner != Arena::kFree)
+      upperSum += scoreUpperBound(slot.owner, slot.terms);
+  return costsAtLeast(upperSum);
 }
 
 template <typename OnWindow>
@@ -684,13 +745,16 @@ TensorId Simulator::chooseLowestScore(const Arena &region) {
   // be strictly lower: it is skipped unscored.
   TensorId victim = kNone;
   double best = std::numeric_limits<double>::infinity();
-  for (auto piece = region.pieces().lower_bound(searchStart(region));
-       piece != region.pieces().end(); ++piece) {
+  const Arena::Pieces pieces = region.piecesFrom(searchStart(region));
+  for (Arena::Iterator piece = pieces.begin(); piece != pieces.end();
+       ++piece) {
     ++plan_.stats.piecesScanned;
-    const int32_t owner = piece->second.owner;
+    __builtin_prefetch(valueAhead(piece));
+    const int32_t owner = piece->owner;
     if (owner < 0 || !evictableNow(owner))
       continue;
-    const ScoreTerms terms = scoreTerms(owner, region);
+    const ScoreTerms terms =
+        scoreTerms(owner, region, piece->offset, piece->size);
     if (boundedSearch_ && victim != kNone &&
         scoreLowerBound(owner, terms) >= best)
       continue;
@@ -780,10 +844,10 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
   plan_.stats.failedOp = currentOp_;
   plan_.stats.reclaimableBytesAtFailure = 0;
   for (const Arena *r : {&main_, &small_})
-    for (const auto &entry : r->pieces())
-      if (entry.second.owner == Arena::kFree ||
-          (entry.second.owner >= 0 && evictableNow(entry.second.owner)))
-        plan_.stats.reclaimableBytesAtFailure += entry.second.size;
+    for (const Arena::Piece &piece : r->pieces())
+      if (piece.owner == Arena::kFree ||
+          (piece.owner >= 0 && evictableNow(piece.owner)))
+        plan_.stats.reclaimableBytesAtFailure += piece.size;
   std::string message =
       "out of memory at " + describeOp(currentOp_) + " under policy " +
       policyName(options_.policy) + ": cannot place " + std::to_string(size) +
@@ -850,7 +914,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
     if (prev != kNone && shouldConsumeOperand(a_.content[prev], out, k)) {
       // The buffer keeps its address and now holds the new version.
       const TensorId operand = a_.content[prev];
-      Value old = values_[operand];
+      const Placement old = placements_[operand];
       old.region->reassign(old.offset, out);
       noteChanged(old.region, old.offset);
       markGone(operand);
@@ -1090,8 +1154,8 @@ Simulator::deadValuesRebuiltAtFailure() const {
 std::vector<TensorId> Simulator::barriersAtFailure() const {
   std::vector<TensorId> barriers;
   for (const Arena *region : {&main_, &small_})
-    for (const auto &entry : region->pieces()) {
-      const int32_t owner = entry.second.owner;
+    for (const Arena::Piece &piece : region->pieces()) {
+      const int32_t owner = piece.owner;
       if (owner >= 0 && g_.tensors[owner].producer != kNone &&
           !evictableNow(owner))
         barriers.push_back(owner);
@@ -1105,17 +1169,18 @@ Status Simulator::run() {
   stats.memoryFloorOp = a_.floorOp;
   stats.persistentBytes = a_.persistentBytes;
   boundedSearch_ = options_.boundedEvictionSearch;
-  producers_.resize(g_.tensors.size());
   for (const Op &op : g_.ops) {
     stats.baselineCostUs += op.costUs;
     boundedSearch_ &= std::isfinite(op.costUs) && op.costUs >= 0;
-    for (TensorId out : op.outputs)
-      producers_[out] = {op.costUs,
-                         double(op.inputs.size() + op.outputs.size())};
+    for (TensorId out : op.outputs) {
+      values_[out].producerCost = op.costUs;
+      values_[out].producerNeighbours =
+          int32_t(op.inputs.size() + op.outputs.size());
+    }
   }
   totalOpCost_ = stats.baselineCostUs;
-  costFloors_.resize(g_.tensors.size());
-  chainMemos_.resize(g_.tensors.size());
+  for (size_t t = 0; t < g_.tensors.size(); ++t)
+    setEvictableOps(TensorId(t));
   chainReaders_.resize(g_.tensors.size());
   if (options_.alignment <= 0)
     return Status::error("alignment must be positive");

@@ -5,7 +5,9 @@
 // reference, which scores every piece, chooses. Every policy plans
 // generated steps of several sizes at several budgets both ways, and a
 // step with wide concatenations under the e* policies, and the plans must
-// agree instruction by instruction, address by address.
+// agree instruction by instruction, address by address. That holds the
+// walk to it too: the run bounds it takes as it reads each value, and the
+// rounding allowance it tries before summing the upper bounds.
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,6 +4,9 @@
 
 #include "coop/Planner/Arena.h"
 
+#include <map>
+#include <random>
+
 using namespace coop::planner;
 using namespace coop::planner::testing;
 
@@ -490,8 +493,113 @@ TEST(Arena, BestFitCoalescesAndPrefersLowestAddressOnTies) {
   arena.release(0);
   arena.release(15);
   arena.release(30);
-  EXPECT_EQ(arena.pieces().size(), 1u);
+  EXPECT_EQ(arena.pieceCount(), 1u);
   EXPECT_EQ(arena.largestFreePiece(), 100);
+}
+
+/// Best fit with coalescing over one ordered map of pieces: what Arena
+/// computes, written the plain way.
+class MapArena {
+public:
+  explicit MapArena(int64_t size) { pieces_[0] = {size, Arena::kFree}; }
+  int64_t allocate(int64_t size, int32_t owner, bool atHighEdge,
+                   bool lowest) {
+    auto chosen = pieces_.end();
+    for (auto it = pieces_.begin(); it != pieces_.end(); ++it)
+      if (it->second.owner == Arena::kFree && it->second.size >= size &&
+          (chosen == pieces_.end() ||
+           (!lowest && it->second.size < chosen->second.size)))
+        chosen = it;
+    if (chosen == pieces_.end())
+      return -1;
+    const auto [start, piece] = *chosen;
+    const int64_t rest = piece.size - size;
+    const int64_t offset = atHighEdge ? start + rest : start;
+    pieces_.erase(chosen);
+    pieces_[offset] = {size, owner};
+    if (rest > 0)
+      pieces_[atHighEdge ? start : offset + size] = {rest, Arena::kFree};
+    return offset;
+  }
+  void release(int64_t offset) {
+    pieces_[offset].owner = Arena::kFree;
+    auto it = pieces_.find(offset);
+    auto right = std::next(it);
+    if (right != pieces_.end() && right->second.owner == Arena::kFree) {
+      it->second.size += right->second.size;
+      pieces_.erase(right);
+    }
+    if (it != pieces_.begin() && std::prev(it)->second.owner == Arena::kFree) {
+      std::prev(it)->second.size += it->second.size;
+      pieces_.erase(it);
+    }
+  }
+  /// (offset, size, owner) of every piece in address order.
+  std::vector<std::tuple<int64_t, int64_t, int32_t>> layout() const {
+    std::vector<std::tuple<int64_t, int64_t, int32_t>> out;
+    for (const auto &[offset, piece] : pieces_)
+      out.emplace_back(offset, piece.size, piece.owner);
+    return out;
+  }
+
+private:
+  struct Piece {
+    int64_t size;
+    int32_t owner;
+  };
+  std::map<int64_t, Piece> pieces_;
+};
+
+TEST(Arena, ThousandsOfPiecesMatchOneOrderedMap) {
+  // Enough live pieces that the address order spans many blocks, which
+  // split as pieces come, then join as most of them go.
+  constexpr int64_t kBytes = 1 << 20;
+  Arena arena(0, kBytes);
+  MapArena reference(kBytes);
+  std::mt19937 random(7);
+  std::vector<int64_t> live;
+  size_t mostLive = 0;
+  for (int32_t step = 0; step < 20000; ++step) {
+    const bool grow = step >= 12000     ? random() % 4 == 0
+                      : live.size() < 3000 ? random() % 4 != 0
+                                           : random() % 2 != 0;
+    if (grow || live.empty()) {
+      const int64_t size = 1 + int64_t(random() % 600);
+      const bool high = random() % 2, lowest = random() % 8 == 0;
+      const int64_t offset = lowest ? arena.allocateLowest(size, step)
+                                    : arena.allocate(size, step, high);
+      ASSERT_EQ(offset, reference.allocate(size, step, high && !lowest,
+                                           lowest))
+          << "step " << step;
+      if (offset >= 0)
+        live.push_back(offset);
+      mostLive = std::max(mostLive, live.size());
+    } else {
+      const size_t i = random() % live.size();
+      arena.release(live[i]);
+      reference.release(live[i]);
+      live[i] = live.back();
+      live.pop_back();
+    }
+    if (step % 97 == 0 || step + 1 == 20000) {
+      std::vector<std::tuple<int64_t, int64_t, int32_t>> layout;
+      for (const Arena::Piece &piece : arena.pieces())
+        layout.emplace_back(piece.offset, piece.size, piece.owner);
+      ASSERT_EQ(layout, reference.layout()) << "step " << step;
+      ASSERT_EQ(arena.pieceCount(), layout.size());
+      // The walks start at an address that need not start a piece.
+      const int64_t from = int64_t(random() % kBytes);
+      auto first = std::lower_bound(
+          layout.begin(), layout.end(), from,
+          [](const auto &piece, int64_t at) { return std::get<0>(piece) < at; });
+      const Arena::Pieces rest = arena.piecesFrom(from);
+      ASSERT_EQ(rest.begin() == rest.end(), first == layout.end());
+      if (first != layout.end())
+        ASSERT_EQ(rest.begin()->offset, std::get<0>(*first));
+    }
+  }
+  EXPECT_GT(mostLive, 2000u);
+  EXPECT_LT(live.size(), 100u);
 }
 
 } // namespace

@@ -9,10 +9,11 @@
 #ifndef COOP_PLANNER_ARENA_H
 #define COOP_PLANNER_ARENA_H
 
+#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 namespace coop::planner {
 
@@ -22,8 +23,48 @@ public:
   static constexpr int32_t kFree = -1;
 
   struct Piece {
+    int64_t offset = 0;
     int64_t size = 0;
     int32_t owner = kFree;
+  };
+
+  /// Walks the pieces in address order.
+  class Iterator {
+  public:
+    const Piece &operator*() const { return (*blocks_)[block_][index_]; }
+    const Piece *operator->() const { return &**this; }
+    Iterator &operator++() {
+      if (++index_ == (*blocks_)[block_].size()) {
+        ++block_;
+        index_ = 0;
+      }
+      return *this;
+    }
+    /// The piece `n` places on, in this block or the next, or null: for
+    /// walks that prefetch what they will read of it.
+    const Piece *ahead(size_t n) const {
+      const std::vector<std::vector<Piece>> &blocks = *blocks_;
+      size_t index = index_ + n;
+      if (index < blocks[block_].size())
+        return &blocks[block_][index];
+      index -= blocks[block_].size();
+      if (block_ + 1 < blocks.size() && index < blocks[block_ + 1].size())
+        return &blocks[block_ + 1][index];
+      return nullptr;
+    }
+    bool operator==(const Iterator &other) const {
+      return block_ == other.block_ && index_ == other.index_;
+    }
+    bool operator!=(const Iterator &other) const { return !(*this == other); }
+
+  private:
+    friend class Arena;
+    Iterator(const std::vector<std::vector<Piece>> *blocks, size_t block,
+             size_t index)
+        : blocks_(blocks), block_(block), index_(index) {}
+    const std::vector<std::vector<Piece>> *blocks_;
+    size_t block_;
+    size_t index_;
   };
 
   Arena() = default;
@@ -49,10 +90,35 @@ public:
   int64_t largestFreePiece() const;
   /// Free bytes immediately left and right of the piece at `offset`.
   int64_t freeBytesAround(int64_t offset) const;
-  /// All pieces, keyed by offset, in address order.
-  const std::map<int64_t, Piece> &pieces() const { return pieces_; }
+
+  /// Pieces in address order, for range-for.
+  struct Pieces {
+    Iterator first, last;
+    Iterator begin() const { return first; }
+    Iterator end() const { return last; }
+  };
+  Pieces pieces() const { return piecesFrom(begin_); }
+  /// The pieces at or above `offset`.
+  Pieces piecesFrom(int64_t offset) const;
+  size_t pieceCount() const { return pieceCount_; }
 
 private:
+  /// A piece's place: its block and its index in the block.
+  struct Position {
+    size_t block;
+    size_t index;
+  };
+  Piece &at(Position p) { return blocks_[p.block][p.index]; }
+  /// The piece that starts at `offset` (which must exist).
+  Position find(int64_t offset) const;
+  /// The neighbours of `p` in address order; false at either end.
+  bool previous(Position p, Position *out) const;
+  bool next(Position p, Position *out) const;
+  void insertPiece(const Piece &piece);
+  void erasePiece(Position p);
+  /// Splits `block` when it is too long, joins it to a neighbour when too
+  /// short, and keeps its start in blockStarts_.
+  void rebalance(size_t block);
   void addFree(int64_t offset, int64_t size);
   void removeFree(int64_t offset, int64_t size);
   int64_t take(int64_t pieceOffset, int64_t pieceSize, int64_t size,
@@ -61,7 +127,14 @@ private:
   int64_t begin_ = 0;
   int64_t size_ = 0;
   int64_t freeBytes_ = 0;
-  std::map<int64_t, Piece> pieces_;
+  /// The pieces in address order, cut into blocks of at most
+  /// kMaxBlockPieces (and, past one block, at least a quarter of that but
+  /// for the last) so that a walk reads contiguous memory and an insert or
+  /// erase moves one block; blockStarts_ holds each block's first offset
+  /// for lookups.
+  std::vector<std::vector<Piece>> blocks_;
+  std::vector<int64_t> blockStarts_;
+  size_t pieceCount_ = 0;
   std::set<std::pair<int64_t, int64_t>> freeBySize_; // (size, offset)
 };
 
