@@ -152,6 +152,14 @@ public:
     for (size_t t = 0; t < retainUntil.size(); ++t)
       if (retainUntil[t] > a_.lastUse[t] && retainUntil[t] < OpId(graph.ops.size()))
         retireAt_[retainUntil[t]].push_back(static_cast<TensorId>(t));
+    if (options.retainSharedInputs) {
+      retainedOnceRebuilt_.assign(graph.tensors.size(), 0);
+      for (TensorId t : retainableSharedInputs(graph, analysis)) {
+        retainedOnceRebuilt_[t] = 1;
+        if (a_.lastRecomputeUse[t] < OpId(graph.ops.size()))
+          retireAt_[a_.lastRecomputeUse[t]].push_back(t);
+      }
+    }
   }
 
   Status run();
@@ -249,8 +257,14 @@ private:
   bool kept(TensorId t) const { return currentOp_ < keepUntil_[t]; }
   /// Past its last use but not freed, because recomputations may read it
   /// again; evictable like a value that is still read.
-  bool retainedPastLastUse(TensorId t) const {
-    return a_.lastUse[t] < currentOp_ && currentOp_ <= retainUntil_[t];
+  bool retainedPastLastUse(TensorId t) const { return retainedAt(t, currentOp_); }
+  /// Past its last use at op `at` but kept: retained by a replay's lesson,
+  /// or (PlanOptions::retainSharedInputs) rebuilt for a recomputation.
+  bool retainedAt(TensorId t, OpId at) const {
+    return a_.lastUse[t] < at &&
+           (at <= retainUntil_[t] ||
+            (!retainedOnceRebuilt_.empty() && retainedOnceRebuilt_[t] &&
+             at <= a_.lastRecomputeUse[t]));
   }
   ScoreTerms scoreTerms(TensorId t, const Arena &region);
   double score(TensorId t, const ScoreTerms &terms);
@@ -321,6 +335,9 @@ private:
   /// (simulate() fills it on retries with values closures rebuilt).
   const std::vector<OpId> &retainUntil_;
   std::vector<std::vector<TensorId>> retireAt_; // retained values by op
+  /// PlanOptions::retainSharedInputs: per value, whether it stays once a
+  /// recomputation has rebuilt it past its last use (empty: off).
+  std::vector<char> retainedOnceRebuilt_;
   /// Closures run recursively (rematerialize) instead of listed in advance
   /// with every value they read held until its last reader has run.
   const bool recursiveClosures_;
@@ -483,7 +500,7 @@ double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
       if (remember)
         chainReaders_[in].push_back(t);
       const bool goneBy = !values_[in].resident ||
-                          (a_.lastUse[in] < at && retainUntil_[in] < at);
+                          (a_.lastUse[in] < at && !retainedAt(in, at));
       if (goneBy) {
         chainStamp_[producer] = chainEpoch_;
         chainStack_.push_back(producer);
@@ -945,7 +962,7 @@ Status Simulator::listClosure(TensorId content) {
 void Simulator::freeIfUnwanted(TensorId content) {
   const Value &v = values_[content];
   if (v.resident && v.pendingReads == 0 && a_.lastUse[content] < currentOp_ &&
-      retainUntil_[content] < currentOp_)
+      !retainedPastLastUse(content))
     drop(content, InstructionKind::Free);
 }
 
