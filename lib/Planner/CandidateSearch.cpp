@@ -48,6 +48,10 @@ struct Candidate {
   RebuiltBytes rebuilt;
   /// How long a recomputation chain the schedule may price.
   RecomputeChains chains;
+  /// PlanOptions::retainSharedInputs.
+  bool retainSharedInputs = false;
+  /// Its quick round's run was already thorough.
+  bool ranThorough = false;
   std::shared_ptr<const EvictionSchedule> schedule;
   /// No schedule of its own: its target is below the floor, the greedy
   /// reached no lower a peak than for another target, or (HeldAtOnce) the
@@ -74,6 +78,8 @@ std::string describe(const Candidate &candidate) {
     name += " (recomputations counted as held)";
   if (candidate.targetPerMille > 0 && candidate.chains == RecomputeChains::Long)
     name += " (long recompute chains)";
+  if (candidate.retainSharedInputs)
+    name += " (shared inputs retained)";
   if (candidate.budgetPerMille < 1000)
     name += ", planned for " + percent(candidate.budgetPerMille) +
             " of the budget";
@@ -149,6 +155,12 @@ public:
                        });
   }
   Status finish(Plan *out);
+  bool triedAny() const { return !tried_.empty(); }
+  /// Whether a schedule so far stopped above its target.
+  bool scheduleMissed() const {
+    return std::any_of(schedules_.begin(), schedules_.end(),
+                       [](const ScheduleRecord &r) { return r.peak > r.target; });
+  }
 
 private:
   const Graph &graph_;
@@ -180,11 +192,15 @@ private:
 
   /// Computes `candidate`'s schedule, or marks it redundant.
   void schedule(Candidate &candidate);
+  const StepAnalysis &analysis() {
+    if (!analysis_)
+      analysis_ = std::make_unique<StepAnalysis>(analyse(graph_, options_));
+    return *analysis_;
+  }
 };
 
 void CandidateSearch::schedule(Candidate &candidate) {
-  if (!analysis_)
-    analysis_ = std::make_unique<StepAnalysis>(analyse(graph_, options_));
+  const StepAnalysis &step = analysis();
   const int64_t budget =
       perMilleOf(options_.budgetBytes, candidate.budgetPerMille);
   const int64_t target = perMilleOf(budget, candidate.targetPerMille);
@@ -197,13 +213,13 @@ void CandidateSearch::schedule(Candidate &candidate) {
                            r.chains == candidate.chains &&
                            r.target == target && r.peak <= target;
                   });
-  if (target < analysis_->floorBytes ||
+  if (target < step.floorBytes ||
       (candidate.rebuilt == RebuiltBytes::HeldAtOnce && reached)) {
     candidate.redundant = true;
     return;
   }
   ScheduledEvictions scheduled =
-      scheduleEvictions(graph_, *analysis_, options_.alignment, target,
+      scheduleEvictions(graph_, step, options_.alignment, target,
                         candidate.rebuilt, candidate.chains);
   // No lower a peak than another schedule for this budget, chains as long.
   const ScheduleRecord record = {budget, target, scheduled.peakLiveBytes,
@@ -236,6 +252,10 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   if (candidate.targetPerMille > 0 && !candidate.schedule &&
       !candidate.redundant)
     schedule(candidate);
+  // Retaining nothing, it is the same candidate as without.
+  if (candidate.retainSharedInputs &&
+      retainableSharedInputs(graph_, analysis()).empty())
+    candidate.redundant = true;
   if (candidate.redundant)
     return Rank();
   PlanOptions options = options_;
@@ -253,6 +273,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
+  options.retainSharedInputs = candidate.retainSharedInputs;
   if (!thorough) {
     // A schedule's own evictions in an unbounded arena, repacked: one more
     // simulation, and often the best plan (no contiguity to make room for).
@@ -340,6 +361,19 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   for (Policy policy : {Policy::Lookahead, Policy::Coop, Policy::DTR,
                         Policy::DTE})
     candidates.push_back({policy, true});
+  // Second, right after the first schedule, where the step has values that
+  // recomputations read after their last use and more than one op read (a
+  // recurrent layer's input projection): coop keeping such a value once a
+  // recomputation has rebuilt it, instead of every closure rebuilding it
+  // and freeing it again (which the replays learn only after failures, so
+  // that a budget that plans before them pays for it: the BiLSTM's coop
+  // rebuilt its two projections 92 times at r = 0.65, 3 times at 0.60).
+  // Where that schedule stopped above its target, none is likely to plan
+  // at once: it is then planned thoroughly at once, before the other
+  // schedules can spend the time limit.
+  Candidate retaining{Policy::Coop, true};
+  retaining.retainSharedInputs = true;
+  candidates.insert(candidates.begin() + 1, retaining);
   // Last: a simulation that searches once per victim costs the most.
   candidates.push_back({Policy::Lookahead, false});
   const bool thoroughDiffers =
@@ -351,13 +385,24 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // same way stopped short of its own go to a second pair of rounds, after
   // the first's thorough one, so that the time limit cuts them first.
   std::vector<Candidate> deferred;
+  // (The search's first candidate runs whatever the time: a quick one.)
+  auto thoroughAtOnce = [&](Candidate &candidate) {
+    candidate.ranThorough = candidate.retainSharedInputs && thoroughDiffers &&
+                            search.triedAny() && search.scheduleMissed();
+    return candidate.ranThorough;
+  };
   auto rounds = [&](std::vector<Candidate> &round, bool firstPair) {
     std::vector<std::pair<CandidateSearch::Rank, Candidate>> ranked;
     for (Candidate &candidate : round) {
       if (firstPair && search.belowMissedPeak(candidate))
         deferred.push_back(candidate);
-      else
+      else if (thoroughAtOnce(candidate)) {
+        // Its plan competes, but it leads nothing: not a quick plan.
+        search.consider(candidate, true);
+        ranked.push_back({CandidateSearch::Rank(), candidate});
+      } else {
         ranked.push_back({search.consider(candidate, false), candidate});
+      }
     }
     std::stable_sort(
         ranked.begin(), ranked.end(),
@@ -368,7 +413,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
     // 7/8 of this budget, whose plans fit it too, so that it is not worse
     // than what they find there.
     for (size_t i = 0; i < ranked.size(); ++i) {
-      if (thoroughDiffers)
+      if (thoroughDiffers && !ranked[i].second.ranThorough)
         search.consider(ranked[i].second, true);
       if (!firstPair || i > 0 || !ranked[i].first.planned)
         continue;

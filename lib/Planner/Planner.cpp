@@ -153,6 +153,14 @@ public:
     for (size_t t = 0; t < retainUntil.size(); ++t)
       if (retainUntil[t] > a_.lastUse[t] && retainUntil[t] < OpId(graph.ops.size()))
         retireAt_[retainUntil[t]].push_back(static_cast<TensorId>(t));
+    if (options.retainSharedInputs) {
+      retainedOnceRebuilt_.assign(graph.tensors.size(), 0);
+      for (TensorId t : retainableSharedInputs(graph, analysis)) {
+        retainedOnceRebuilt_[t] = 1;
+        if (a_.lastRecomputeUse[t] < OpId(graph.ops.size()))
+          retireAt_[a_.lastRecomputeUse[t]].push_back(t);
+      }
+    }
   }
 
   Status run();
@@ -293,8 +301,21 @@ private:
   bool kept(TensorId t) const { return currentOp_ < keepUntil_[t]; }
   /// Sets values_[t].evictableFrom/Until: not kept, and either evictable
   /// while still read or past its last use but not freed, because
-  /// recomputations may read it again (retainUntil_).
+  /// recomputations may read it again (retainedUntil()).
   void setEvictableOps(TensorId t);
+  /// The last op through which `t`, past its last use, is kept: retained
+  /// by a replay's lesson (retainUntil_), or (PlanOptions::
+  /// retainSharedInputs) rebuilt for a recomputation, until the last one
+  /// that reads it.
+  OpId retainedUntil(TensorId t) const {
+    if (!retainedOnceRebuilt_.empty() && retainedOnceRebuilt_[t])
+      return std::max(retainUntil_[t], a_.lastRecomputeUse[t]);
+    return retainUntil_[t];
+  }
+  /// Past its last use at op `at` but kept (retainedUntil()).
+  bool retainedAt(TensorId t, OpId at) const {
+    return a_.lastUse[t] < at && at <= retainedUntil(t);
+  }
   /// Of the resident `t` in the piece at `offset` of `size` bytes.
   ScoreTerms scoreTerms(TensorId t, const Arena &region, int64_t offset,
                         int64_t size);
@@ -371,6 +392,9 @@ private:
   /// (simulate() fills it on retries with values closures rebuilt).
   const std::vector<OpId> &retainUntil_;
   std::vector<std::vector<TensorId>> retireAt_; // retained values by op
+  /// PlanOptions::retainSharedInputs: per value, whether it stays once a
+  /// recomputation has rebuilt it past its last use (empty: off).
+  std::vector<char> retainedOnceRebuilt_;
   /// Closures run recursively (rematerialize) instead of listed in advance
   /// with every value they read held until its last reader has run.
   const bool recursiveClosures_;
@@ -429,12 +453,12 @@ void Simulator::setEvictableOps(TensorId t) {
     v.evictableUntil = kForever;
     return;
   }
-  // Past its last use (never, for kForever) and until retainUntil_.
+  // Past its last use (never, for kForever) and until retainedUntil().
   v.evictableFrom =
       OpId(std::min<int64_t>(std::max<int64_t>(keepUntil_[t],
                                                int64_t(a_.lastUse[t]) + 1),
                              kForever));
-  v.evictableUntil = retainUntil_[t];
+  v.evictableUntil = retainedUntil(t);
 }
 
 void Simulator::markGone(TensorId t) {
@@ -522,7 +546,7 @@ double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
       if (remember)
         chainReaders_[in].push_back(t);
       const bool goneBy = !values_[in].resident ||
-                          (a_.lastUse[in] < at && retainUntil_[in] < at);
+                          (a_.lastUse[in] < at && !retainedAt(in, at));
       if (goneBy) {
         chainStamp_[producer] = chainEpoch_;
         chainStack_.push_back(producer);
@@ -1009,7 +1033,7 @@ Status Simulator::listClosure(TensorId content) {
 void Simulator::freeIfUnwanted(TensorId content) {
   const Value &v = values_[content];
   if (v.resident && v.pendingReads == 0 && a_.lastUse[content] < currentOp_ &&
-      retainUntil_[content] < currentOp_)
+      !retainedAt(content, currentOp_))
     drop(content, InstructionKind::Free);
 }
 

@@ -227,4 +227,17 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
   return a;
 }
 
+std::vector<TensorId> retainableSharedInputs(const Graph &g,
+                                             const StepAnalysis &a) {
+  std::vector<TensorId> retainable;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    const TensorId t = TensorId(i);
+    if (a.content[t] == t && g.tensors[t].producer != kNone &&
+        !a.persistent[t] && a.recomputable[t] && a.sharedInput[t] &&
+        a.lastRecomputeUse[t] > a.lastUse[t])
+      retainable.push_back(t);
+  }
+  return retainable;
+}
+
 } // namespace coop::planner

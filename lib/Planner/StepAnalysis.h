@@ -53,6 +53,12 @@ struct StepAnalysis {
 
 StepAnalysis analyse(const Graph &g, const PlanOptions &options);
 
+/// Recomputable contents that more than one op reads and that a
+/// recomputation may read after their last use: what
+/// PlanOptions::retainSharedInputs keeps resident past that use.
+std::vector<TensorId> retainableSharedInputs(const Graph &g,
+                                             const StepAnalysis &a);
+
 } // namespace coop::planner
 
 #endif // COOP_LIB_PLANNER_STEPANALYSIS_H

@@ -84,6 +84,15 @@ struct PlanOptions {
   /// failure is final (cheap, for a search that has other candidates).
   bool learnFromFailures = true;
 
+  /// A value that more than one op reads and that a recomputation may read
+  /// after its last use (a recurrent layer's input projection, which every
+  /// step's gates are a view of) is freed at its last use as usual, but
+  /// once a recomputation has rebuilt it, it stays resident, evictable,
+  /// until the last op that may recompute from it: from the start, what the
+  /// third replay series learns from failures. Off: each closure that needs
+  /// it rebuilds it and frees it again.
+  bool retainSharedInputs = false;
+
   /// plan() repacks the schedule offline. Off: plan() is simulate(), the
   /// online policy's plan with the online allocator's addresses.
   bool offlinePacking = true;
