@@ -218,9 +218,14 @@ void CandidateSearch::schedule(Candidate &candidate) {
     candidate.redundant = true;
     return;
   }
+  // The first candidate's schedule runs whatever the time, as its
+  // simulation does (consider()).
+  const auto deadline = tried_.empty()
+                            ? std::chrono::steady_clock::time_point::max()
+                            : options_.deadline;
   ScheduledEvictions scheduled =
       scheduleEvictions(graph_, step, options_.alignment, target,
-                        candidate.rebuilt, candidate.chains);
+                        candidate.rebuilt, candidate.chains, deadline);
   // No lower a peak than another schedule for this budget, chains as long.
   const ScheduleRecord record = {budget, target, scheduled.peakLiveBytes,
                                  candidate.rebuilt, candidate.chains};

@@ -207,7 +207,8 @@ public:
         readAt_(graph.tensors.size()), rebuiltBefore_(graph.ops.size(), 0),
         chainStamp_(graph.ops.size(), 0) {}
 
-  ScheduledEvictions run(int64_t targetBytes);
+  ScheduledEvictions run(int64_t targetBytes,
+                         std::chrono::steady_clock::time_point deadline);
 
 private:
   int64_t bytes(TensorId t) const {
@@ -378,7 +379,9 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
   return true;
 }
 
-ScheduledEvictions Scheduler::run(int64_t targetBytes) {
+ScheduledEvictions
+Scheduler::run(int64_t targetBytes,
+               std::chrono::steady_clock::time_point deadline) {
   ScheduledEvictions result;
   result.evictAfter.resize(opCount_);
   if (opCount_ == 0)
@@ -411,7 +414,7 @@ ScheduledEvictions Scheduler::run(int64_t targetBytes) {
 
   std::vector<char> taken(gaps.size(), 0);
   Price price, bestPrice;
-  while (profile.max() > targetBytes) {
+  while (profile.max() > targetBytes && !deadlinePassed(deadline)) {
     int32_t best = -1;
     double bestScore = 0;
     const int64_t peak = profile.argMax();
@@ -498,13 +501,12 @@ void Scheduler::dropRedundant(Profile *profile, int64_t limitBytes) {
 
 } // namespace
 
-ScheduledEvictions scheduleEvictions(const Graph &graph,
-                                     const StepAnalysis &analysis,
-                                     int64_t alignment, int64_t targetBytes,
-                                     RebuiltBytes rebuilt,
-                                     RecomputeChains chains) {
+ScheduledEvictions scheduleEvictions(
+    const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
+    int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
+    std::chrono::steady_clock::time_point deadline) {
   return Scheduler(graph, analysis, alignment, rebuilt, chains)
-      .run(targetBytes);
+      .run(targetBytes, deadline);
 }
 
 } // namespace coop::planner

@@ -71,11 +71,14 @@ struct ScheduledEvictions {
 /// says, one recomputation before the first of them); each adds the bytes
 /// it rebuilds, counted as `rebuilt` says, where it runs. A choice whose
 /// recomputation runs more ops than `chains` allows is not considered.
-ScheduledEvictions scheduleEvictions(const Graph &graph,
-                                     const StepAnalysis &analysis,
-                                     int64_t alignment, int64_t targetBytes,
-                                     RebuiltBytes rebuilt,
-                                     RecomputeChains chains);
+/// Past `deadline` it chooses no more (the peak then stays above the
+/// target): on a recurrent step a greedy that keeps finding values to
+/// drop can price long chains for a minute.
+ScheduledEvictions scheduleEvictions(
+    const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
+    int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
+    std::chrono::steady_clock::time_point deadline =
+        std::chrono::steady_clock::time_point::max());
 
 } // namespace coop::planner
 

@@ -112,6 +112,14 @@ TEST(EvictionSchedule, DropsAValueFromItsProducerToItsFirstRead) {
   const ScheduledEvictions scheduled = step.scheduleLong(200, &plan);
   EXPECT_LE(scheduled.peakLiveBytes, 200);
   expectEvictsOnly(scheduled, 0, {v});
+
+  // Past its deadline the greedy chooses nothing: the peak stays.
+  const PlanOptions o = byteOptions(Policy::Lookahead, 200);
+  const ScheduledEvictions late = scheduleEvictions(
+      step.g, analyse(step.g, o), o.alignment, 200, RebuiltBytes::EveryValue,
+      RecomputeChains::Long, std::chrono::steady_clock::now());
+  EXPECT_GT(late.peakLiveBytes, 200);
+  expectEvictsOnly(late, 0, {});
 }
 
 /// v (100 bytes) is read at op 2 and at op 5; evicting it is the only way

@@ -130,10 +130,13 @@ deadlineAfter(std::chrono::steady_clock::time_point start, double seconds) {
                      std::chrono::duration<double>(seconds));
 }
 
-/// Has `options.deadline` passed? (No clock read when there is none.)
+/// Has `deadline` passed? (No clock read when there is none.)
+inline bool deadlinePassed(std::chrono::steady_clock::time_point deadline) {
+  return deadline != std::chrono::steady_clock::time_point::max() &&
+         std::chrono::steady_clock::now() >= deadline;
+}
 inline bool deadlinePassed(const PlanOptions &options) {
-  return options.deadline != std::chrono::steady_clock::time_point::max() &&
-         std::chrono::steady_clock::now() >= options.deadline;
+  return deadlinePassed(options.deadline);
 }
 
 /// The largest buffer alignment (1 GiB): a value of at most
