@@ -207,7 +207,7 @@ public:
         readAt_(graph.tensors.size()), rebuiltBefore_(graph.ops.size(), 0),
         chainStamp_(graph.ops.size(), 0) {}
 
-  ScheduledEvictions run(int64_t targetBytes,
+  ScheduledEvictions run(int64_t targetBytes, ScheduleGaps gapKind,
                          std::chrono::steady_clock::time_point deadline);
 
 private:
@@ -380,7 +380,7 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
 }
 
 ScheduledEvictions
-Scheduler::run(int64_t targetBytes,
+Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
                std::chrono::steady_clock::time_point deadline) {
   ScheduledEvictions result;
   result.evictAfter.resize(opCount_);
@@ -397,11 +397,9 @@ Scheduler::run(int64_t targetBytes,
     const std::vector<OpId> &reads = a_.readers[t];
     if (reads.empty())
       continue;
-    // Away from right after its producer to its first read (a forward
-    // value read only by the backward, like max-pool indices), then
-    // between two reads.
     const OpId producer = g_.tensors[t].producer;
-    if (producer != kNone && reads[0] - producer >= 2) {
+    if (gapKind == ScheduleGaps::FromProducer && producer != kNone &&
+        reads[0] - producer >= 2) {
       index.insert(int32_t(gaps.size()), producer + 1, reads[0] - 1);
       gaps.push_back({t, producer, reads[0]});
     }
@@ -504,9 +502,9 @@ void Scheduler::dropRedundant(Profile *profile, int64_t limitBytes) {
 ScheduledEvictions scheduleEvictions(
     const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
-    std::chrono::steady_clock::time_point deadline) {
+    ScheduleGaps gaps, std::chrono::steady_clock::time_point deadline) {
   return Scheduler(graph, analysis, alignment, rebuilt, chains)
-      .run(targetBytes, deadline);
+      .run(targetBytes, gaps, deadline);
 }
 
 } // namespace coop::planner

@@ -53,11 +53,13 @@ struct ChainStep {
   }
   /// Schedules evictions down to `target` (long chains, every rebuilt
   /// value counted) and plans the step following them at the peak reached.
-  ScheduledEvictions scheduleLong(int64_t target, Plan *plan) const {
+  ScheduledEvictions
+  scheduleLong(int64_t target, Plan *plan,
+               ScheduleGaps gaps = ScheduleGaps::BetweenReads) const {
     const PlanOptions o = byteOptions(Policy::Lookahead, target);
     ScheduledEvictions scheduled =
         scheduleEvictions(g, analyse(g, o), o.alignment, target,
-                          RebuiltBytes::EveryValue, RecomputeChains::Long);
+                          RebuiltBytes::EveryValue, RecomputeChains::Long, gaps);
     EXPECT_OK(followAtItsPeak(g, o, scheduled, plan));
     return scheduled;
   }
@@ -98,7 +100,8 @@ TEST(EvictionSchedule, PrefersTheValueAwayOverTheWholeRun) {
 /// v (100 bytes) is made at op 0 and first read at op 3, as the backward
 /// reads a forward value (max-pool indices): it has no gap between two
 /// reads. The live bytes peak at op 2 (261) over the target of 200, and
-/// only v can go there: from right after its producer to its read.
+/// only v can go there: from right after its producer to its read
+/// (ScheduleGaps::FromProducer; between reads only, nothing can go).
 TEST(EvictionSchedule, DropsAValueFromItsProducerToItsFirstRead) {
   ChainStep step;
   const TensorId x = step.x;
@@ -109,15 +112,21 @@ TEST(EvictionSchedule, DropsAValueFromItsProducerToItsFirstRead) {
   ASSERT_TRUE(step.g.finalize());
 
   Plan plan;
-  const ScheduledEvictions scheduled = step.scheduleLong(200, &plan);
+  const ScheduledEvictions scheduled =
+      step.scheduleLong(200, &plan, ScheduleGaps::FromProducer);
   EXPECT_LE(scheduled.peakLiveBytes, 200);
   expectEvictsOnly(scheduled, 0, {v});
+
+  const ScheduledEvictions betweenReads = step.scheduleLong(200, &plan);
+  EXPECT_GT(betweenReads.peakLiveBytes, 200);
+  expectEvictsOnly(betweenReads, 0, {});
 
   // Past its deadline the greedy chooses nothing: the peak stays.
   const PlanOptions o = byteOptions(Policy::Lookahead, 200);
   const ScheduledEvictions late = scheduleEvictions(
       step.g, analyse(step.g, o), o.alignment, 200, RebuiltBytes::EveryValue,
-      RecomputeChains::Long, std::chrono::steady_clock::now());
+      RecomputeChains::Long, ScheduleGaps::FromProducer,
+      std::chrono::steady_clock::now());
   EXPECT_GT(late.peakLiveBytes, 200);
   expectEvictsOnly(late, 0, {});
 }
