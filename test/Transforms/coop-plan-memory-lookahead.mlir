@@ -30,7 +30,7 @@
 // LOOKAHEAD-NEXT: coop.compute "aten.add"(%[[A]]
 
 // SEARCH: coop-plan-memory @belady: policy lookahead, budget 2048 (2.00 KiB)
-// SEARCH-NEXT: plan search: 14 candidates tried; won: lookahead after evictions scheduled for 100.0 % of the budget, quick
+// SEARCH-NEXT: plan search: 16 candidates tried; won: lookahead after evictions scheduled for 100.0 % of the budget, quick
 // SEARCH-NEXT: lookahead after evictions scheduled for 100.0 % of the budget, quick: 28.57 %
 // SEARCH-NEXT: lookahead after evictions scheduled for 100.0 % of the budget (long recompute chains), quick: 28.57 %
 // SEARCH-NEXT: lookahead, quick: 28.57 %
