@@ -25,14 +25,28 @@
 namespace coop::planner {
 namespace {
 
+/// How a schedule's greedy runs: how it counts what recomputations
+/// rebuild, how long a chain it prices, and which gaps it may drop a value
+/// for.
+struct ScheduleKind {
+  RebuiltBytes rebuilt = RebuiltBytes::EveryValue;
+  RecomputeChains chains = RecomputeChains::Short;
+  ScheduleGaps gaps = ScheduleGaps::BetweenReads;
+  /// The same choices to make, however the rebuilt bytes are counted.
+  bool sameChoices(const ScheduleKind &other) const {
+    return chains == other.chains && gaps == other.gaps;
+  }
+  bool operator==(const ScheduleKind &other) const {
+    return rebuilt == other.rebuilt && sameChoices(other);
+  }
+};
+
 /// A policy, its eviction shape, and evictions chosen ahead of time.
 struct Candidate {
   Candidate(Policy policy, bool window, int targetPerMille = 0,
-            RebuiltBytes rebuilt = RebuiltBytes::EveryValue,
-            RecomputeChains chains = RecomputeChains::Short,
-            ScheduleGaps gaps = ScheduleGaps::BetweenReads)
+            ScheduleKind kind = {})
       : policy(policy), window(window), targetPerMille(targetPerMille),
-        rebuilt(rebuilt), chains(chains), gaps(gaps) {}
+        kind(kind) {}
   Policy policy;
   /// Coop's contiguous window, or single victims compared per byte.
   bool window;
@@ -45,12 +59,8 @@ struct Candidate {
   /// less overhead (the simulator and the schedule's greedy are not
   /// monotone in their budget).
   int budgetPerMille = 1000;
-  /// How the schedule counts what its recomputations rebuild.
-  RebuiltBytes rebuilt;
-  /// How long a recomputation chain the schedule may price.
-  RecomputeChains chains;
-  /// Which stretches the schedule may drop a value for.
-  ScheduleGaps gaps;
+  /// How the schedule is computed.
+  ScheduleKind kind;
   /// PlanOptions::retainSharedInputs.
   bool retainSharedInputs = false;
   /// Its quick round's run was already thorough.
@@ -77,12 +87,13 @@ std::string describe(const Candidate &candidate) {
     name += " after evictions scheduled for " +
             percent(candidate.targetPerMille) + " of the budget";
   if (candidate.targetPerMille > 0 &&
-      candidate.rebuilt == RebuiltBytes::HeldAtOnce)
+      candidate.kind.rebuilt == RebuiltBytes::HeldAtOnce)
     name += " (recomputations counted as held)";
-  if (candidate.targetPerMille > 0 && candidate.chains == RecomputeChains::Long)
+  if (candidate.targetPerMille > 0 &&
+      candidate.kind.chains == RecomputeChains::Long)
     name += " (long recompute chains)";
   if (candidate.targetPerMille > 0 &&
-      candidate.gaps == ScheduleGaps::FromProducer)
+      candidate.kind.gaps == ScheduleGaps::FromProducer)
     name += " (values away from their producer)";
   if (candidate.retainSharedInputs)
     name += " (shared inputs retained)";
@@ -136,7 +147,7 @@ public:
   static int failureExpense(const Candidate &candidate) {
     if (!candidate.window)
       return 2;
-    return candidate.chains == RecomputeChains::Long ? 1 : 0;
+    return candidate.kind.chains == RecomputeChains::Long ? 1 : 0;
   }
   /// Plans one candidate, unless a plan was found and it recomputes nothing
   /// or the time limit has passed (the first candidate always runs, to its
@@ -155,9 +166,7 @@ public:
     return target > 0 && !candidate.schedule &&
            std::any_of(schedules_.begin(), schedules_.end(),
                        [&](const ScheduleRecord &r) {
-                         return r.rebuilt == candidate.rebuilt &&
-                                r.chains == candidate.chains &&
-                                r.gaps == candidate.gaps &&
+                         return r.kind == candidate.kind &&
                                 r.peak > r.target && r.peak > target;
                        });
   }
@@ -183,9 +192,7 @@ private:
   /// counted, and the live-byte peak it reached.
   struct ScheduleRecord {
     int64_t budget, target, peak;
-    RebuiltBytes rebuilt;
-    RecomputeChains chains;
-    ScheduleGaps gaps;
+    ScheduleKind kind;
   };
   /// Every schedule so far.
   std::vector<ScheduleRecord> schedules_;
@@ -217,13 +224,12 @@ void CandidateSearch::schedule(Candidate &candidate) {
   const bool reached =
       std::any_of(schedules_.begin(), schedules_.end(),
                   [&](const ScheduleRecord &r) {
-                    return r.rebuilt == RebuiltBytes::EveryValue &&
-                           r.chains == candidate.chains &&
-                           r.gaps == candidate.gaps &&
+                    return r.kind.rebuilt == RebuiltBytes::EveryValue &&
+                           r.kind.sameChoices(candidate.kind) &&
                            r.target == target && r.peak <= target;
                   });
   if (target < step.floorBytes ||
-      (candidate.rebuilt == RebuiltBytes::HeldAtOnce && reached)) {
+      (candidate.kind.rebuilt == RebuiltBytes::HeldAtOnce && reached)) {
     candidate.redundant = true;
     return;
   }
@@ -234,18 +240,17 @@ void CandidateSearch::schedule(Candidate &candidate) {
                             : options_.deadline;
   ScheduledEvictions scheduled =
       scheduleEvictions(graph_, step, options_.alignment, target,
-                        candidate.rebuilt, candidate.chains, candidate.gaps,
-                        deadline);
+                        candidate.kind.rebuilt, candidate.kind.chains,
+                        candidate.kind.gaps, deadline);
   // No lower a peak than another schedule for this budget of its kind.
-  const ScheduleRecord record = {budget,           target,
-                                 scheduled.peakLiveBytes, candidate.rebuilt,
-                                 candidate.chains, candidate.gaps};
+  const ScheduleRecord record = {budget, target, scheduled.peakLiveBytes,
+                                 candidate.kind};
   const bool repeated =
       std::any_of(schedules_.begin(), schedules_.end(),
                   [&](const ScheduleRecord &r) {
                     return r.budget == record.budget &&
-                           r.chains == record.chains &&
-                           r.gaps == record.gaps && r.peak == record.peak;
+                           r.kind.sameChoices(record.kind) &&
+                           r.peak == record.peak;
                   });
   schedules_.push_back(record);
   if (repeated) {
@@ -374,7 +379,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
          {RebuiltBytes::EveryValue, RebuiltBytes::HeldAtOnce})
       for (int perMille : {1000, 970, 940, 1030})
         candidates.push_back(
-            {Policy::Lookahead, true, perMille, rebuilt, chains});
+            {Policy::Lookahead, true, perMille, {rebuilt, chains}});
   for (Policy policy : {Policy::Lookahead, Policy::Coop, Policy::DTR,
                         Policy::DTE})
     candidates.push_back({policy, true});
@@ -382,10 +387,12 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // their producer: better on the CNNs at r = 0.5 (ResNet-50 7.48 -> 7.14 %),
   // worse on the BiLSTM's gates; after the policies, where the time limit
   // cuts them first on the largest steps.
-  for (RebuiltBytes rebuilt : {RebuiltBytes::EveryValue, RebuiltBytes::HeldAtOnce})
+  for (RebuiltBytes rebuilt :
+       {RebuiltBytes::EveryValue, RebuiltBytes::HeldAtOnce})
     for (int perMille : {1000, 970, 940, 1030})
-      candidates.push_back({Policy::Lookahead, true, perMille, rebuilt,
-                            RecomputeChains::Long, ScheduleGaps::FromProducer});
+      candidates.push_back(
+          {Policy::Lookahead, true, perMille,
+           {rebuilt, RecomputeChains::Long, ScheduleGaps::FromProducer}});
   // Second, right after the first schedule, where the step has values that
   // recomputations read after their last use and more than one op read (a
   // recurrent layer's input projection): coop keeping such a value once a
