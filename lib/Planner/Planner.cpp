@@ -283,9 +283,9 @@ private:
                      OnWindow onWindow);
   /// DTR, DTE, Coop without window: the single lowest-scoring tensor.
   TensorId chooseLowestScore(const Arena &region);
-  /// A walk's values are scattered: it prefetches the one a few pieces
-  /// ahead of `piece` while it reads this one, instead of waiting for each.
-  /// (A helper that only prefetches is removed as having no effect.)
+  /// A walk's values are scattered: the record of the one a few pieces
+  /// ahead of `piece` (any valid record where there is none), which the
+  /// walk prefetches while it reads this one, instead of waiting for each.
   const Value *valueAhead(const Arena::Iterator &piece) const {
     constexpr size_t kPiecesAhead = 8;
     const Arena::Piece *ahead = piece.ahead(kPiecesAhead);
