@@ -141,6 +141,53 @@ struct Overlaps {
   }
 };
 
+/// The placed buffers of a dense part in order of offset, in blocks of
+/// contiguous records: an insertion moves the records of one block, not
+/// of every placed buffer (on the BiLSTM's plans, tens of thousands of
+/// buffers, moving them all was half the greedy's time), and a scan reads
+/// memory in order.
+class PlacedByOffset {
+public:
+  struct Record {
+    int64_t offset, top;
+    int32_t begin, end; // sections
+    int32_t buffer;     // ties at one offset go in order of buffer
+    bool operator<(const Record &other) const {
+      return std::tie(offset, buffer) < std::tie(other.offset, other.buffer);
+    }
+  };
+
+  void insert(const Record &record) {
+    if (blocks_.empty())
+      blocks_.emplace_back();
+    // The first block holding a later record, else the last one.
+    auto block = std::upper_bound(
+        blocks_.begin(), blocks_.end() - 1, record,
+        [](const Record &r, const std::vector<Record> &b) {
+          return r < b.back();
+        });
+    auto at = std::upper_bound(block->begin(), block->end(), record);
+    block->insert(at, record);
+    if (block->size() >= 2 * kBlockRecords) {
+      std::vector<Record> upper(block->begin() + kBlockRecords, block->end());
+      block->resize(kBlockRecords);
+      blocks_.insert(block + 1, std::move(upper));
+    }
+  }
+
+  /// Calls `visit` on the records in order of offset until it returns true.
+  template <typename Visit> void visitInOrder(Visit visit) const {
+    for (const std::vector<Record> &block : blocks_)
+      for (const Record &record : block)
+        if (visit(record))
+          return;
+  }
+
+private:
+  static constexpr size_t kBlockRecords = 512;
+  std::vector<std::vector<Record>> blocks_;
+};
+
 /// Places buffers in `order`, each at the lowest offset (or, with
 /// `bestGap`, in the smallest gap) that clears every placed buffer it
 /// overlaps in time. Those buffers are needed in order of offset: listed
@@ -152,33 +199,21 @@ struct Overlaps {
 Packing placeGreedily(const Part &p, const Overlaps *overlaps,
                       const std::vector<int32_t> &order, bool bestGap) {
   const size_t n = p.size.size();
-  const bool dense = !overlaps;
   Packing result;
   result.offset.assign(n, -1);
   std::vector<std::pair<int64_t, int64_t>> busy; // [offset, end) placed
-  std::vector<std::pair<int64_t, int32_t>> placedByOffset; // when dense
+  PlacedByOffset placed;                          // without a list
   for (int32_t b : order) {
-    busy.clear();
-    if (dense) {
-      for (auto [offset, o] : placedByOffset)
-        if (p.begin[o] <= p.end[b] && p.begin[b] <= p.end[o])
-          busy.push_back({offset, offset + p.size[o]});
-    } else {
-      for (int64_t k = overlaps->start[b]; k < overlaps->start[b + 1]; ++k) {
-        const int32_t o = overlaps->other[k];
-        if (result.offset[o] >= 0)
-          busy.push_back({result.offset[o], result.offset[o] + p.size[o]});
-      }
-      std::sort(busy.begin(), busy.end());
-    }
     int64_t chosen = -1, chosenGap = std::numeric_limits<int64_t>::max();
     int64_t cursor = 0;
-    for (auto [lo, hi] : busy) {
+    // The next placed buffer alive with b, in order of offset; true once
+    // the lowest fitting gap is found.
+    auto clear = [&](int64_t lo, int64_t hi) {
       if (lo - cursor >= p.size[b]) {
         const int64_t gap = lo - cursor;
         if (!bestGap) {
           chosen = cursor;
-          break;
+          return true;
         }
         if (gap < chosenGap) {
           chosen = cursor;
@@ -186,16 +221,31 @@ Packing placeGreedily(const Part &p, const Overlaps *overlaps,
         }
       }
       cursor = std::max(cursor, hi);
+      return false;
+    };
+    if (!overlaps) {
+      placed.visitInOrder([&](const PlacedByOffset::Record &r) {
+        return r.begin <= p.end[b] && p.begin[b] <= r.end &&
+               clear(r.offset, r.top);
+      });
+    } else {
+      busy.clear();
+      for (int64_t k = overlaps->start[b]; k < overlaps->start[b + 1]; ++k) {
+        const int32_t o = overlaps->other[k];
+        if (result.offset[o] >= 0)
+          busy.push_back({result.offset[o], result.offset[o] + p.size[o]});
+      }
+      std::sort(busy.begin(), busy.end());
+      for (auto [lo, hi] : busy)
+        if (clear(lo, hi))
+          break;
     }
     if (chosen < 0)
       chosen = cursor;
     result.offset[b] = chosen;
     result.peak = std::max(result.peak, chosen + p.size[b]);
-    if (dense)
-      placedByOffset.insert(std::upper_bound(placedByOffset.begin(),
-                                             placedByOffset.end(),
-                                             std::make_pair(chosen, b)),
-                            {chosen, b});
+    if (!overlaps)
+      placed.insert({chosen, chosen + p.size[b], p.begin[b], p.end[b], b});
   }
   return result;
 }
