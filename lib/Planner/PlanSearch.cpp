@@ -14,6 +14,8 @@
 
 #include "coop/Planner/Plan.h"
 
+#include "StepAnalysis.h"
+
 #include <chrono>
 #include <limits>
 
@@ -44,7 +46,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 class SimulatedBudgetSearch {
 public:
   SimulatedBudgetSearch(const Graph &graph, const PlanOptions &options)
-      : graph_(graph), options_(options) {
+      : graph_(graph), options_(options), analysis_(analyse(graph, options)) {
     packing_.alignment = options.alignment;
     packing_.searchNodeLimit = options.packingNodeLimit;
     packing_.initialOrderOnly = options.packInitialOrderOnly;
@@ -80,6 +82,8 @@ private:
 
   const Graph &graph_;
   const PlanOptions &options_;
+  /// The same for every arena: only the budget and the replays differ.
+  const StepAnalysis analysis_;
   PackOptions packing_;
   Plan best_, firstPlan_;
   bool found_ = false;
@@ -104,7 +108,7 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
   options.budgetBytes = simulated;
   options.learnFromFailures &= rescue;
   Plan candidate;
-  Status st = simulate(graph_, options, &candidate);
+  Status st = simulate(graph_, options, analysis_, &candidate);
   candidate.stats.simulatedBudgetBytes = simulated;
   timeLimitReached_ |= candidate.stats.timeLimitReached;
   // Only a plan whose own addresses do not fit needs packing to be judged

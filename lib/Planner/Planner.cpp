@@ -1343,14 +1343,18 @@ Status replay(const Graph &graph, const PlanOptions &options,
 } // namespace
 
 Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
+  return simulate(graph, options, analyse(graph, options), out);
+}
+
+Status simulate(const Graph &graph, const PlanOptions &options,
+                const StepAnalysis &analysis, Plan *out) {
   // The whole schedule is known, so a failed replay can be learned from:
   // when an op runs out of memory while recomputing inputs that were
   // evicted before it, replay with those inputs kept resident until that
   // op, and repeat while that adds something new. A budget that plans on
   // the first replay gives exactly the plain policy's plan.
   // The step analysis depends on neither the lessons nor the attempt:
-  // computed once for every replay (11 % of a thorough BiLSTM plan).
-  const StepAnalysis analysis = analyse(graph, options);
+  // made once for every replay (11 % of a thorough BiLSTM plan).
   Status first = replay(graph, options, analysis, ReplayLessons(), out);
   if (first || options.policy == Policy::None || !options.learnFromFailures ||
       first.message().rfind("out of memory", 0) != 0)
