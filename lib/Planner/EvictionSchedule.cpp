@@ -205,15 +205,22 @@ public:
                      rebuilt == RebuiltBytes::EveryValue),
         opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
         readAt_(graph.tensors.size()), rebuiltBefore_(graph.ops.size(), 0),
-        chainStamp_(graph.ops.size(), 0) {}
+        chainStamp_(graph.ops.size(), 0) {
+    values_.reserve(graph.tensors.size());
+    for (size_t i = 0; i < graph.tensors.size(); ++i)
+      values_.push_back({allocationSize(graph.tensors[i].bytes, alignment),
+                         graph.tensors[i].producer, analysis.lastUse[i],
+                         bool(analysis.recomputable[i])});
+    opCostUs_.reserve(graph.ops.size());
+    for (const Op &op : graph.ops)
+      opCostUs_.push_back(op.costUs);
+  }
 
   ScheduledEvictions run(int64_t targetBytes, ScheduleGaps gapKind,
                          std::chrono::steady_clock::time_point deadline);
 
 private:
-  int64_t bytes(TensorId t) const {
-    return allocationSize(g_.tensors[t].bytes, alignment_);
-  }
+  int64_t bytes(TensorId t) const { return values_[t].bytes; }
   std::vector<int64_t> liveProfile() const;
   /// What op `k` allocates itself: its outputs and its workspace.
   int64_t allocatedBy(OpId k) const;
@@ -255,6 +262,18 @@ private:
   std::vector<int64_t> rebuiltBefore_;
   std::vector<uint32_t> chainStamp_;
   uint32_t chainEpoch_ = 0;
+  /// What the chain walk reads of each value and op, in one place: it runs
+  /// for every candidate over every peak, and the graph's records are wide.
+  struct ValueFacts {
+    int64_t bytes;
+    OpId producer;
+    int32_t lastUse;
+    bool recomputable;
+  };
+  std::vector<ValueFacts> values_;
+  std::vector<double> opCostUs_;
+  /// addRecomputation's stack of values to rebuild, kept for its capacity.
+  std::vector<std::pair<TensorId, bool>> pending_;
 };
 
 std::vector<int64_t> Scheduler::liveProfile() const {
@@ -303,7 +322,7 @@ int64_t Scheduler::addRebuilt(Profile *profile, const Rebuild &rebuild) {
 }
 
 bool Scheduler::presentAt(TensorId t, OpId at) const {
-  return g_.tensors[t].producer < at && a_.lastUse[t] >= at &&
+  return values_[t].producer < at && values_[t].lastUse >= at &&
          absenceAt(t, at) < 0;
 }
 
@@ -320,20 +339,21 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
   // A value whose chosen absence a recomputation ends early is rebuilt
   // anyway, at the absence's end: moved up, its chain holds bytes earlier
   // but runs no more microseconds ("moved").
-  std::vector<std::pair<TensorId, bool>> pending = {{root, false}};
+  std::vector<std::pair<TensorId, bool>> &pending = pending_;
+  pending.assign(1, {root, false});
   int ops = 0;
   Rebuild rebuild = {at, 0, 0};
   while (!pending.empty()) {
     const auto [t, moved] = pending.back();
     pending.pop_back();
-    const OpId producer = g_.tensors[t].producer;
+    const OpId producer = values_[t].producer;
     if (chainStamp_[producer] == chainEpoch_)
       continue;
     chainStamp_[producer] = chainEpoch_;
     if (++ops > chainOpLimit_)
       return false;
     if (!moved)
-      price->costUs += g_.ops[producer].costUs;
+      price->costUs += opCostUs_[producer];
     const int64_t output = t != root || rootCounts ? bytes(t) : 0;
     rebuild.everyValueBytes += output;
     int64_t held = output;
@@ -342,7 +362,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
         price->reads.push_back({in, at});
         continue;
       }
-      if (g_.tensors[in].producer == kNone || !a_.recomputable[in])
+      if (values_[in].producer == kNone || !values_[in].recomputable)
         return false;
       const int32_t absence = rebuiltOnce_ ? absenceAt(in, at) : -1;
       if (absence >= 0)
@@ -357,7 +377,11 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
 }
 
 bool Scheduler::priceOf(const Gap &gap, Price *price) {
-  *price = Price();
+  // Emptied, not replaced: its lists keep their capacity from gap to gap.
+  price->costUs = 0;
+  price->rebuilt.clear();
+  price->reads.clear();
+  price->resumed.clear();
   price->to = gap.to;
   if (rebuiltOnce_) {
     // Chosen recomputations inside the gap that read the value need it
