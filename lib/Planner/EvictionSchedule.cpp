@@ -274,6 +274,8 @@ private:
   std::vector<double> opCostUs_;
   /// addRecomputation's stack of values to rebuild, kept for its capacity.
   std::vector<std::pair<TensorId, bool>> pending_;
+  /// The values whose residency the price being made has looked at.
+  std::vector<TensorId> looked_;
 };
 
 std::vector<int64_t> Scheduler::liveProfile() const {
@@ -358,6 +360,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     rebuild.everyValueBytes += output;
     int64_t held = output;
     for (TensorId in : a_.recomputeReads[producer]) {
+      looked_.push_back(in);
       if (presentAt(in, at)) {
         price->reads.push_back({in, at});
         continue;
@@ -383,6 +386,7 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
   price->reads.clear();
   price->resumed.clear();
   price->to = gap.to;
+  looked_.clear();
   if (rebuiltOnce_) {
     // Chosen recomputations inside the gap that read the value need it
     // back before the first of them; rebuilt there, it stays for the rest.
@@ -435,18 +439,40 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
   }
 
   std::vector<char> taken(gaps.size(), 0);
-  Price price, bestPrice;
+  // A gap's price depends only on the chosen absences of the values its
+  // chains looked at (and of its own value), so it is kept until a choice
+  // changes one of those: most gaps over one peak are priced again over the
+  // next, unchanged.
+  enum class Priced : char { No, Yes, Impossible };
+  std::vector<Priced> priced(gaps.size(), Priced::No);
+  std::vector<Price> prices(gaps.size());
+  std::vector<std::vector<int32_t>> pricedWith(g_.tensors.size());
+  auto forget = [&](TensorId value) {
+    for (int32_t id : pricedWith[value])
+      priced[id] = Priced::No;
+    pricedWith[value].clear();
+  };
   while (profile.max() > targetBytes && !deadlinePassed(deadline)) {
     int32_t best = -1;
     double bestScore = 0;
     const int64_t peak = profile.argMax();
     const auto [runFrom, runTo] = profile.runAbove(peak, targetBytes);
     index.forEachCovering(peak, [&](int32_t id) {
-      if (taken[id] || !priceOf(gaps[id], &price))
+      if (taken[id])
         return;
+      const Gap &gap = gaps[id];
+      if (priced[id] == Priced::No) {
+        priced[id] = priceOf(gap, &prices[id]) ? Priced::Yes
+                                                : Priced::Impossible;
+        pricedWith[gap.value].push_back(id);
+        for (TensorId value : looked_)
+          pricedWith[value].push_back(id);
+      }
+      if (priced[id] == Priced::Impossible)
+        return;
+      const Price &price = prices[id];
       // Bytes freed, times the ops of the run over the target they are
       // freed for, per microsecond recomputed; the longer gap on ties.
-      const Gap &gap = gaps[id];
       const int64_t overlap = std::min<int64_t>(price.to - 1, runTo) -
                               std::max<int64_t>(gap.from + 1, runFrom) + 1;
       if (overlap <= 0)
@@ -455,16 +481,23 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
                            (price.costUs + 1e-6);
       if (best < 0 || score > bestScore ||
           (score == bestScore &&
-           price.to - gap.from > bestPrice.to - gaps[best].from)) {
+           price.to - gap.from > prices[best].to - gaps[best].from)) {
         best = id;
         bestScore = score;
-        std::swap(bestPrice, price);
       }
     });
     if (best < 0)
       break; // nothing over the peak can go
     const Gap &gap = gaps[best];
     taken[best] = 1;
+    const Price bestPrice = prices[best];
+    // What this choice changes: its value's absences, those it ends early,
+    // and the reads of the values its recomputations read.
+    forget(gap.value);
+    for (auto [id, at] : bestPrice.resumed)
+      forget(chosen_[id].value);
+    for (auto [value, at] : bestPrice.reads)
+      forget(value);
     // Values rebuilt early for this choice stay resident from there on.
     for (auto [id, at] : bestPrice.resumed) {
       Choice &resumed = chosen_[id];
