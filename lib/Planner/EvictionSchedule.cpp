@@ -440,17 +440,19 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
 
   std::vector<char> taken(gaps.size(), 0);
   // A gap's price depends only on the chosen absences of the values its
-  // chains looked at (and of its own value), so it is kept until a choice
-  // changes one of those: most gaps over one peak are priced again over the
-  // next, unchanged.
+  // chains looked at, and on where chosen recomputations read its own
+  // value, so it is kept until a choice changes one of those: most gaps
+  // over one peak are priced again over the next, unchanged.
   enum class Priced : char { No, Yes, Impossible };
   std::vector<Priced> priced(gaps.size(), Priced::No);
   std::vector<Price> prices(gaps.size());
-  std::vector<std::vector<int32_t>> pricedWith(g_.tensors.size());
-  auto forget = [&](TensorId value) {
-    for (int32_t id : pricedWith[value])
+  // Per value: the priced gaps that looked at it; those of the value.
+  std::vector<std::vector<int32_t>> lookedAt(g_.tensors.size()),
+      gapsOf(g_.tensors.size());
+  auto forget = [&](std::vector<int32_t> &ids) {
+    for (int32_t id : ids)
       priced[id] = Priced::No;
-    pricedWith[value].clear();
+    ids.clear();
   };
   while (profile.max() > targetBytes && !deadlinePassed(deadline)) {
     int32_t best = -1;
@@ -464,9 +466,9 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
       if (priced[id] == Priced::No) {
         priced[id] = priceOf(gap, &prices[id]) ? Priced::Yes
                                                 : Priced::Impossible;
-        pricedWith[gap.value].push_back(id);
+        gapsOf[gap.value].push_back(id);
         for (TensorId value : looked_)
-          pricedWith[value].push_back(id);
+          lookedAt[value].push_back(id);
       }
       if (priced[id] == Priced::Impossible)
         return;
@@ -492,12 +494,16 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
     taken[best] = 1;
     const Price bestPrice = prices[best];
     // What this choice changes: its value's absences, those it ends early,
-    // and the reads of the values its recomputations read.
-    forget(gap.value);
+    // and where the values its recomputations read are read.
+    auto absencesChange = [&](TensorId value) {
+      forget(lookedAt[value]);
+      forget(gapsOf[value]);
+    };
+    absencesChange(gap.value);
     for (auto [id, at] : bestPrice.resumed)
-      forget(chosen_[id].value);
+      absencesChange(chosen_[id].value);
     for (auto [value, at] : bestPrice.reads)
-      forget(value);
+      forget(gapsOf[value]);
     // Values rebuilt early for this choice stay resident from there on.
     for (auto [id, at] : bestPrice.resumed) {
       Choice &resumed = chosen_[id];
