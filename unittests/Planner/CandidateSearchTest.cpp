@@ -434,3 +434,53 @@ TEST(CandidateSearch, MonotoneInTheBudget) {
 }
 
 } // namespace
+
+/// Where a candidate planned thoroughly within the quick round (coop
+/// retaining shared inputs) with less overhead than every quick plan, the
+/// same candidate is tried for 96, 92 and 88 % of the budget, while those
+/// plan, right after the quick round: such plans jump with the budget.
+TEST(CandidateSearch, ThoroughPlanAheadOfTheQuickOnesTriesBudgetsJustBelow) {
+  int ahead = 0;
+  for (int steps : {8, 16}) {
+    RecurrentStep step;
+    ASSERT_OK(recurrentStep(steps, &step));
+    PlanOptions o = unlimited(PlanOptions());
+    StepBounds bounds;
+    ASSERT_OK(stepBounds(step.graph, o, &bounds));
+    for (int twentieth = 1; twentieth < 20; ++twentieth) {
+      o.budgetBytes = budgetBetween(bounds, twentieth / 20.0);
+      SCOPED_TRACE(std::to_string(steps) + " steps, " +
+                   std::to_string(o.budgetBytes) + " bytes");
+      Plan p;
+      static_cast<void>(searchPlan(step.graph, o, &p));
+      const std::vector<SearchCandidate> &tried = p.stats.candidates;
+      const std::string retained = "coop (shared inputs retained)";
+      // The quick round ends with the single-victim probe.
+      int thorough = -1, lastQuick = -1;
+      double bestQuick = std::numeric_limits<double>::infinity();
+      for (int i = 0; i < int(tried.size()) && lastQuick < 0; ++i) {
+        if (tried[i].name == retained + ", thorough")
+          thorough = i;
+        if (contains(tried[i].name, ", quick") && tried[i].planned)
+          bestQuick = std::min(bestQuick, tried[i].computeOverhead);
+        if (tried[i].name == "lookahead (single victims), quick")
+          lastQuick = i;
+      }
+      if (thorough < 0 || thorough > lastQuick || !tried[thorough].planned ||
+          tried[thorough].computeOverhead >= bestQuick)
+        continue;
+      ++ahead;
+      ASSERT_LT(lastQuick + 1, int(tried.size()));
+      const char *below[] = {"96.0", "92.0", "88.0"};
+      for (int k = 0; k < 3; ++k) {
+        ASSERT_LT(lastQuick + 1 + k, int(tried.size()));
+        const SearchCandidate &c = tried[lastQuick + 1 + k];
+        EXPECT_EQ(c.name, retained + ", planned for " + below[k] +
+                              " % of the budget, thorough");
+        if (!c.planned)
+          break;
+      }
+    }
+  }
+  EXPECT_GT(ahead, 0);
+}
