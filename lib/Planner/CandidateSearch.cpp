@@ -207,9 +207,15 @@ private:
 
   /// Computes `candidate`'s schedule, or marks it redundant.
   void schedule(Candidate &candidate);
+  /// The step's analysis for every candidate that recomputes: they differ
+  /// in nothing it depends on.
   const StepAnalysis &analysis() {
-    if (!analysis_)
-      analysis_ = std::make_unique<StepAnalysis>(analyse(graph_, options_));
+    if (!analysis_) {
+      PlanOptions recomputing = options_;
+      if (recomputing.policy == Policy::None)
+        recomputing.policy = Policy::Lookahead;
+      analysis_ = std::make_unique<StepAnalysis>(analyse(graph_, recomputing));
+    }
     return *analysis_;
   }
 };
@@ -318,7 +324,9 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
       (candidate.policy == Policy::None ? ""
                                          : thorough ? ", thorough" : ", quick");
   Plan result;
-  Status st = plan(graph_, options, &result);
+  Status st = options.policy == Policy::None
+                  ? plan(graph_, options, &result)
+                  : plan(graph_, options, analysis(), &result);
   tried_.push_back({name, bool(st), result.stats.computeOverhead,
                     std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - began)

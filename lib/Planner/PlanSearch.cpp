@@ -45,8 +45,9 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 /// Runs the candidates of one plan() call and keeps the best that fits.
 class SimulatedBudgetSearch {
 public:
-  SimulatedBudgetSearch(const Graph &graph, const PlanOptions &options)
-      : graph_(graph), options_(options), analysis_(analyse(graph, options)) {
+  SimulatedBudgetSearch(const Graph &graph, const PlanOptions &options,
+                        const StepAnalysis &analysis)
+      : graph_(graph), options_(options), analysis_(analysis) {
     packing_.alignment = options.alignment;
     packing_.searchNodeLimit = options.packingNodeLimit;
     packing_.initialOrderOnly = options.packInitialOrderOnly;
@@ -83,7 +84,7 @@ private:
   const Graph &graph_;
   const PlanOptions &options_;
   /// The same for every arena: only the budget and the replays differ.
-  const StepAnalysis analysis_;
+  const StepAnalysis &analysis_;
   PackOptions packing_;
   Plan best_, firstPlan_;
   bool found_ = false;
@@ -182,15 +183,20 @@ bool costsLess(const PlanStats &a, const PlanStats &b) {
 }
 
 Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
-  if (!options.offlinePacking)
-    return simulate(graph, options, out);
-  if (options.alignment <= 0)
+  if (options.alignment <= 0) // before the analysis divides by it
     return Status::error("alignment must be positive");
+  return plan(graph, options, analyse(graph, options), out);
+}
+
+Status plan(const Graph &graph, const PlanOptions &options,
+            const StepAnalysis &analysis, Plan *out) {
+  if (!options.offlinePacking)
+    return simulate(graph, options, analysis, out);
   const int64_t budget = options.budgetBytes;
   const int64_t align = options.alignment;
   const int64_t unbounded =
       std::max(unboundedBudget(graph, align), budget / align * align);
-  SimulatedBudgetSearch search(graph, options);
+  SimulatedBudgetSearch search(graph, options, analysis);
 
   if (options.policy == Policy::None) {
     // Its schedule does not depend on the arena: simulate once, unbounded.

@@ -1343,6 +1343,8 @@ Status replay(const Graph &graph, const PlanOptions &options,
 } // namespace
 
 Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
+  if (options.alignment <= 0) // before the analysis divides by it
+    return Status::error("alignment must be positive");
   return simulate(graph, options, analyse(graph, options), out);
 }
 

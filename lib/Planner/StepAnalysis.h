@@ -59,6 +59,12 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options);
 /// when each simulation made its own).
 Status simulate(const Graph &graph, const PlanOptions &options,
                 const StepAnalysis &analysis, Plan *out);
+/// plan() with the step's analysis for `options` already made: the plan
+/// search's candidates differ in nothing the analysis depends on but
+/// whether the policy is `none` (5.6 % of the BiLSTM's search when each
+/// made its own).
+Status plan(const Graph &graph, const PlanOptions &options,
+            const StepAnalysis &analysis, Plan *out);
 
 /// Recomputable contents that more than one op reads and that a
 /// recomputation may read after their last use: what
