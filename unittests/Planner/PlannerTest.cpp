@@ -126,6 +126,21 @@ TEST(Planner, BudgetBelowFloorNamesFloorAndOp) {
   EXPECT_EQ(p.stats.memoryFloorBytes, 71);
 }
 
+TEST(Planner, NonPositiveAlignmentIsAnErrorNotACrash) {
+  MotivatingExample m;
+  for (int64_t alignment : {0, -512})
+    for (bool packing : {true, false}) {
+      PlanOptions o = byteOptions(Policy::Coop, 1000);
+      o.alignment = alignment;
+      o.offlinePacking = packing;
+      Plan p;
+      for (Status st : {plan(m.g, o, &p), simulate(m.g, o, &p)}) {
+        ASSERT_FALSE(st);
+        EXPECT_EQ(st.message(), "alignment must be positive");
+      }
+    }
+}
+
 TEST(Planner, NonePolicyFailsWhereRematerializationIsNeeded) {
   MotivatingExample m;
   Plan p;
