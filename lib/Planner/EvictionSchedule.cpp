@@ -183,6 +183,11 @@ struct Price {
   /// Chosen absences the recomputations end early, by rebuilding the value
   /// before this op (it then stays resident, as in the simulator).
   std::vector<std::pair<int32_t, OpId>> resumed;
+  /// The ops the recomputations re-run (SiblingOutputs::RebuiltTogether).
+  std::vector<OpId> reruns;
+  /// The choice whose recomputation brings the value back at `to`, at no
+  /// cost (-1: none).
+  int32_t carriedBy = -1;
 };
 
 /// A value the greedy dropped after op `from` until op `to`, its byte-ops
@@ -193,21 +198,29 @@ struct Choice {
   OpId from, to;
   double score;
   std::vector<std::pair<OpId, int64_t>> rebuilt;
+  /// Choices whose value its recomputation brings back: undoing it would
+  /// leave them to a recomputation nobody priced.
+  int carried = 0;
 };
 
 class Scheduler {
 public:
   Scheduler(const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
-            RebuiltBytes rebuilt, RecomputeChains chains)
+            RebuiltBytes rebuilt, RecomputeChains chains,
+            SiblingOutputs siblings)
       : g_(graph), a_(analysis), alignment_(alignment), rebuilt_(rebuilt),
         chainOpLimit_(chains == RecomputeChains::Short ? 6 : 64),
         rebuiltOnce_(chains == RecomputeChains::Long &&
                      rebuilt == RebuiltBytes::EveryValue),
+        siblingsTogether_(rebuiltOnce_ &&
+                          siblings == SiblingOutputs::RebuiltTogether),
         opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
-        readAt_(graph.tensors.size()), rebuiltBefore_(graph.ops.size(), 0),
+        readAt_(graph.tensors.size()), rerunBy_(graph.ops.size()),
+        rebuiltBefore_(graph.ops.size(), 0),
         chainStamp_(graph.ops.size(), 0) {}
 
   ScheduledEvictions run(int64_t targetBytes, ScheduleGaps gapKind,
+                         ChoicePick pick,
                          std::chrono::steady_clock::time_point deadline);
 
 private:
@@ -245,12 +258,17 @@ private:
   /// stretch where the value stays resident, GPT-2 planned at r = 0.24
   /// with 48.54 % overhead instead of 30.21 %.)
   const bool rebuiltOnce_;
+  /// SiblingOutputs::RebuiltTogether (with rebuiltOnce_, whose choices
+  /// each recompute once, at their `to`).
+  const bool siblingsTogether_;
   const OpId opCount_;
   std::vector<Choice> chosen_;
   /// Per value: its choices (indices into chosen_).
   std::vector<std::vector<int32_t>> absent_;
   /// Per value: ops before which a chosen recomputation reads it.
   std::vector<std::vector<OpId>> readAt_;
+  /// Per op (siblingsTogether_): the choices whose recomputation re-runs it.
+  std::vector<std::vector<int32_t>> rerunBy_;
   /// Per op (RebuiltBytes::HeldAtOnce): what the recomputations before it add there.
   std::vector<int64_t> rebuiltBefore_;
   std::vector<uint32_t> chainStamp_;
@@ -332,11 +350,30 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     chainStamp_[producer] = chainEpoch_;
     if (++ops > chainOpLimit_)
       return false;
-    if (!moved)
-      price->costUs += g_.ops[producer].costUs;
     const int64_t output = t != root || rootCounts ? bytes(t) : 0;
     rebuild.everyValueBytes += output;
     int64_t held = output;
+    // Re-running the producer rebuilds its other outputs that are away: a
+    // sibling's absence ends here, and its recomputation, moved up, runs
+    // the producer once.
+    bool siblingAway = false;
+    if (siblingsTogether_) {
+      price->reruns.push_back(producer);
+      for (TensorId sibling : g_.ops[producer].outputs) {
+        const int32_t absence =
+            sibling == t || a_.content[sibling] != sibling
+                ? -1
+                : absenceAt(sibling, at);
+        if (absence < 0)
+          continue;
+        price->resumed.push_back({absence, at});
+        rebuild.everyValueBytes += bytes(sibling);
+        held += bytes(sibling);
+        siblingAway = true;
+      }
+    }
+    if (!moved && !siblingAway)
+      price->costUs += g_.ops[producer].costUs;
     for (TensorId in : a_.recomputeReads[producer]) {
       if (presentAt(in, at)) {
         price->reads.push_back({in, at});
@@ -348,7 +385,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
       if (absence >= 0)
         price->resumed.push_back({absence, at});
       held += bytes(in);
-      pending.push_back({in, moved || absence >= 0});
+      pending.push_back({in, moved || siblingAway || absence >= 0});
     }
     rebuild.heldAtOnceBytes = std::max(rebuild.heldAtOnceBytes, held);
   }
@@ -365,7 +402,16 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
     for (OpId at : readAt_[gap.value])
       if (gap.from < at && at < price->to)
         price->to = at;
-    return price->to - gap.from >= 2 &&
+    // One that re-runs its producer first (for a sibling) brings it back.
+    if (siblingsTogether_)
+      for (int32_t id : rerunBy_[g_.tensors[gap.value].producer])
+        if (gap.from < chosen_[id].to && chosen_[id].to < price->to) {
+          price->to = chosen_[id].to;
+          price->carriedBy = id;
+        }
+    if (price->to - gap.from < 2)
+      return false;
+    return price->carriedBy >= 0 ||
            addRecomputation(gap.value, price->to, /*rootCounts=*/false, price);
   }
   if (!addRecomputation(gap.value, gap.to, /*rootCounts=*/false, price))
@@ -380,7 +426,7 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
 }
 
 ScheduledEvictions
-Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
+Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
                std::chrono::steady_clock::time_point deadline) {
   ScheduledEvictions result;
   result.evictAfter.resize(opCount_);
@@ -411,11 +457,12 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
   }
 
   std::vector<char> taken(gaps.size(), 0);
-  Price price, bestPrice;
+  Price price, bestPrice, coverPrice;
   while (profile.max() > targetBytes && !deadlinePassed(deadline)) {
-    int32_t best = -1;
-    double bestScore = 0;
+    int32_t best = -1, cover = -1;
+    double bestScore = 0, coverScore = 0;
     const int64_t peak = profile.argMax();
+    const int64_t excess = profile.max() - targetBytes;
     const auto [runFrom, runTo] = profile.runAbove(peak, targetBytes);
     index.forEachCovering(peak, [&](int32_t id) {
       if (taken[id] || !priceOf(gaps[id], &price))
@@ -429,6 +476,15 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
         return; // back before the peak
       const double score = double(bytes(gap.value)) * double(overlap) /
                            (price.costUs + 1e-6);
+      // Away over the whole run by at least the excess: the cheapest goes.
+      if (pick == ChoicePick::CheapestCover &&
+          overlap == runTo - runFrom + 1 && bytes(gap.value) >= excess &&
+          (cover < 0 || price.costUs < coverPrice.costUs ||
+           (price.costUs == coverPrice.costUs && score > coverScore))) {
+        cover = id;
+        coverScore = score;
+        coverPrice = price;
+      }
       if (best < 0 || score > bestScore ||
           (score == bestScore &&
            price.to - gap.from > bestPrice.to - gaps[best].from)) {
@@ -439,6 +495,11 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
     });
     if (best < 0)
       break; // nothing over the peak can go
+    if (cover >= 0) {
+      best = cover;
+      bestScore = coverScore;
+      std::swap(bestPrice, coverPrice);
+    }
     const Gap &gap = gaps[best];
     taken[best] = 1;
     // Values rebuilt early for this choice stay resident from there on.
@@ -458,6 +519,10 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
     for (auto [value, at] : bestPrice.reads)
       if (g_.tensors[value].producer != kNone)
         readAt_[value].push_back(at);
+    for (OpId op : bestPrice.reruns)
+      rerunBy_[op].push_back(int32_t(chosen_.size()));
+    if (bestPrice.carriedBy >= 0)
+      ++chosen_[bestPrice.carriedBy].carried;
     chosen_.push_back(std::move(choice));
   }
   dropRedundant(&profile, profile.max());
@@ -478,8 +543,9 @@ void Scheduler::dropRedundant(Profile *profile, int64_t limitBytes) {
   std::vector<char> dropped(chosen_.size(), 0);
   for (size_t i : order) {
     const Choice &choice = chosen_[i];
-    if (profile->max(choice.from + 1, choice.to - 1) + bytes(choice.value) >
-        limitBytes)
+    if (choice.carried > 0 ||
+        profile->max(choice.from + 1, choice.to - 1) + bytes(choice.value) >
+            limitBytes)
       continue;
     dropped[i] = 1;
     profile->add(choice.from + 1, choice.to - 1, bytes(choice.value));
@@ -502,9 +568,20 @@ void Scheduler::dropRedundant(Profile *profile, int64_t limitBytes) {
 ScheduledEvictions scheduleEvictions(
     const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
-    ScheduleGaps gaps, std::chrono::steady_clock::time_point deadline) {
-  return Scheduler(graph, analysis, alignment, rebuilt, chains)
-      .run(targetBytes, gaps, deadline);
+    ScheduleGaps gaps, SiblingOutputs siblings, ChoicePick pick,
+    std::chrono::steady_clock::time_point deadline) {
+  return Scheduler(graph, analysis, alignment, rebuilt, chains, siblings)
+      .run(targetBytes, gaps, pick, deadline);
+}
+
+bool hasEvictableSiblings(const Graph &graph, const StepAnalysis &analysis) {
+  return std::any_of(graph.ops.begin(), graph.ops.end(), [&](const Op &op) {
+    return std::count_if(op.outputs.begin(), op.outputs.end(),
+                         [&](TensorId t) {
+                           return analysis.content[t] == t &&
+                                  analysis.evictable[t];
+                         }) >= 2;
+  });
 }
 
 } // namespace coop::planner
