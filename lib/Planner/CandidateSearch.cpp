@@ -26,15 +26,19 @@ namespace coop::planner {
 namespace {
 
 /// How a schedule's greedy runs: how it counts what recomputations
-/// rebuild, how long a chain it prices, and which gaps it may drop a value
-/// for.
+/// rebuild, how long a chain it prices, which gaps it may drop a value
+/// for, what re-running a multi-output op brings back, and which
+/// candidate it takes.
 struct ScheduleKind {
   RebuiltBytes rebuilt = RebuiltBytes::EveryValue;
   RecomputeChains chains = RecomputeChains::Short;
   ScheduleGaps gaps = ScheduleGaps::BetweenReads;
+  SiblingOutputs siblings = SiblingOutputs::Apart;
+  ChoicePick pick = ChoicePick::BestRatio;
   /// The same choices to make, however the rebuilt bytes are counted.
   bool sameChoices(const ScheduleKind &other) const {
-    return chains == other.chains && gaps == other.gaps;
+    return chains == other.chains && gaps == other.gaps &&
+           siblings == other.siblings && pick == other.pick;
   }
   bool operator==(const ScheduleKind &other) const {
     return rebuilt == other.rebuilt && sameChoices(other);
@@ -67,8 +71,9 @@ struct Candidate {
   bool ranThorough = false;
   std::shared_ptr<const EvictionSchedule> schedule;
   /// No schedule of its own: its target is below the floor, the greedy
-  /// reached no lower a peak than for another target, or (HeldAtOnce) the
-  /// same target was reached counting every rebuilt value.
+  /// reached no lower a peak than for another target, (HeldAtOnce) the
+  /// same target was reached counting every rebuilt value, or
+  /// (SiblingOutputs::RebuiltTogether) no op has two outputs to drop.
   bool redundant = false;
 };
 
@@ -83,18 +88,21 @@ std::string describe(const Candidate &candidate) {
   std::string name = policyName(candidate.policy);
   if (!candidate.window)
     name += " (single victims)";
-  if (candidate.targetPerMille > 0)
+  if (candidate.targetPerMille > 0) {
+    const ScheduleKind &kind = candidate.kind;
     name += " after evictions scheduled for " +
             percent(candidate.targetPerMille) + " of the budget";
-  if (candidate.targetPerMille > 0 &&
-      candidate.kind.rebuilt == RebuiltBytes::HeldAtOnce)
-    name += " (recomputations counted as held)";
-  if (candidate.targetPerMille > 0 &&
-      candidate.kind.chains == RecomputeChains::Long)
-    name += " (long recompute chains)";
-  if (candidate.targetPerMille > 0 &&
-      candidate.kind.gaps == ScheduleGaps::FromProducer)
-    name += " (values away from their producer)";
+    if (kind.rebuilt == RebuiltBytes::HeldAtOnce)
+      name += " (recomputations counted as held)";
+    if (kind.chains == RecomputeChains::Long)
+      name += " (long recompute chains)";
+    if (kind.gaps == ScheduleGaps::FromProducer)
+      name += " (values away from their producer)";
+    if (kind.siblings == SiblingOutputs::RebuiltTogether)
+      name += " (sibling outputs rebuilt together)";
+    if (kind.pick == ChoicePick::CheapestCover)
+      name += " (cheapest cover of the excess)";
+  }
   if (candidate.retainSharedInputs)
     name += " (shared inputs retained)";
   if (candidate.budgetPerMille < 1000)
@@ -189,10 +197,12 @@ private:
   /// For schedules, once one is needed.
   std::unique_ptr<StepAnalysis> analysis_;
   /// A schedule computed: what it planned for and aimed at, how it
-  /// counted, and the live-byte peak it reached.
+  /// counted, the live-byte peak it reached, and its evictions (null for a
+  /// repeat).
   struct ScheduleRecord {
     int64_t budget, target, peak;
     ScheduleKind kind;
+    std::shared_ptr<const EvictionSchedule> evictions;
   };
   /// Every schedule so far.
   std::vector<ScheduleRecord> schedules_;
@@ -235,7 +245,9 @@ void CandidateSearch::schedule(Candidate &candidate) {
                            r.target == target && r.peak <= target;
                   });
   if (target < step.floorBytes ||
-      (candidate.kind.rebuilt == RebuiltBytes::HeldAtOnce && reached)) {
+      (candidate.kind.rebuilt == RebuiltBytes::HeldAtOnce && reached) ||
+      (candidate.kind.siblings == SiblingOutputs::RebuiltTogether &&
+       !hasEvictableSiblings(graph_, step))) {
     candidate.redundant = true;
     return;
   }
@@ -253,24 +265,29 @@ void CandidateSearch::schedule(Candidate &candidate) {
   ScheduledEvictions scheduled =
       scheduleEvictions(graph_, step, options_.alignment, target,
                         candidate.kind.rebuilt, candidate.kind.chains,
-                        candidate.kind.gaps, deadline);
-  // No lower a peak than another schedule for this budget of its kind.
-  const ScheduleRecord record = {budget, target, scheduled.peakLiveBytes,
-                                 candidate.kind};
+                        candidate.kind.gaps, candidate.kind.siblings,
+                        candidate.kind.pick, deadline);
+  // No lower a peak than another schedule for this budget of its kind, or
+  // the very evictions of another kind's (the kinds often agree: a step
+  // whose multi-output ops never go, an excess no single value covers).
+  ScheduleRecord record = {budget, target, scheduled.peakLiveBytes,
+                           candidate.kind, nullptr};
   const bool repeated =
       std::any_of(schedules_.begin(), schedules_.end(),
                   [&](const ScheduleRecord &r) {
                     return r.budget == record.budget &&
-                           r.kind.sameChoices(record.kind) &&
-                           r.peak == record.peak;
+                           ((r.kind.sameChoices(record.kind) &&
+                             r.peak == record.peak) ||
+                            (r.evictions &&
+                             *r.evictions == scheduled.evictAfter));
                   });
-  schedules_.push_back(record);
-  if (repeated) {
-    candidate.redundant = true;
-    return;
+  if (!repeated) {
+    candidate.schedule = std::make_shared<const EvictionSchedule>(
+        std::move(scheduled.evictAfter));
+    record.evictions = candidate.schedule;
   }
-  candidate.schedule = std::make_shared<const EvictionSchedule>(
-      std::move(scheduled.evictAfter));
+  schedules_.push_back(std::move(record));
+  candidate.redundant = repeated;
 }
 
 CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
@@ -407,6 +424,23 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
       candidates.push_back(
           {Policy::Lookahead, true, perMille,
            {rebuilt, RecomputeChains::Long, ScheduleGaps::FromProducer}});
+  // Those counting every rebuilt value again, a multi-output op's outputs
+  // priced together (max-pool's output and indices: one re-run rebuilds
+  // both): only where some op has two outputs to drop.
+  for (int perMille : {1000, 970, 940, 1030})
+    candidates.push_back({Policy::Lookahead, true, perMille,
+                          {RebuiltBytes::EveryValue, RecomputeChains::Long,
+                           ScheduleGaps::FromProducer,
+                           SiblingOutputs::RebuiltTogether}});
+  // The long chains counting every rebuilt value again, taking the
+  // cheapest value that alone ends an excursion over the target: at light
+  // budgets the excess is small and the best ratio often frees far more
+  // than it needs.
+  for (int perMille : {1000, 970, 940, 1030})
+    candidates.push_back({Policy::Lookahead, true, perMille,
+                          {RebuiltBytes::EveryValue, RecomputeChains::Long,
+                           ScheduleGaps::BetweenReads, SiblingOutputs::Apart,
+                           ChoicePick::CheapestCover}});
   // Second, right after the first schedule, where the step has values that
   // recomputations read after their last use and more than one op read (a
   // recurrent layer's input projection): coop keeping such a value once a

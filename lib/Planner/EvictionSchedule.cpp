@@ -183,6 +183,11 @@ struct Price {
   /// Chosen absences the recomputations end early, by rebuilding the value
   /// before this op (it then stays resident, as in the simulator).
   std::vector<std::pair<int32_t, OpId>> resumed;
+  /// The ops the recomputations re-run (SiblingOutputs::RebuiltTogether).
+  std::vector<OpId> reruns;
+  /// The choice whose recomputation brings the value back at `to`, at no
+  /// cost (-1: none).
+  int32_t carriedBy = -1;
 };
 
 /// A value the greedy dropped after op `from` until op `to`, its byte-ops
@@ -193,18 +198,27 @@ struct Choice {
   OpId from, to;
   double score;
   std::vector<std::pair<OpId, int64_t>> rebuilt;
+  /// Choices whose value its recomputation brings back: undoing it would
+  /// leave them to a recomputation nobody priced.
+  int carried = 0;
+  /// The ops its recomputations re-run (Price::reruns).
+  std::vector<OpId> reruns;
 };
 
 class Scheduler {
 public:
   Scheduler(const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
-            RebuiltBytes rebuilt, RecomputeChains chains)
+            RebuiltBytes rebuilt, RecomputeChains chains,
+            SiblingOutputs siblings)
       : g_(graph), a_(analysis), alignment_(alignment), rebuilt_(rebuilt),
         chainOpLimit_(chains == RecomputeChains::Short ? 6 : 64),
         rebuiltOnce_(chains == RecomputeChains::Long &&
                      rebuilt == RebuiltBytes::EveryValue),
+        siblingsTogether_(rebuiltOnce_ &&
+                          siblings == SiblingOutputs::RebuiltTogether),
         opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
-        readAt_(graph.tensors.size()), rebuiltBefore_(graph.ops.size(), 0),
+        readAt_(graph.tensors.size()), rerunBy_(graph.ops.size()),
+        rebuiltBefore_(graph.ops.size(), 0),
         chainStamp_(graph.ops.size(), 0) {
     values_.reserve(graph.tensors.size());
     for (size_t i = 0; i < graph.tensors.size(); ++i)
@@ -217,6 +231,7 @@ public:
   }
 
   ScheduledEvictions run(int64_t targetBytes, ScheduleGaps gapKind,
+                         ChoicePick pick,
                          std::chrono::steady_clock::time_point deadline);
 
 private:
@@ -252,12 +267,17 @@ private:
   /// stretch where the value stays resident, GPT-2 planned at r = 0.24
   /// with 48.54 % overhead instead of 30.21 %.)
   const bool rebuiltOnce_;
+  /// SiblingOutputs::RebuiltTogether (with rebuiltOnce_, whose choices
+  /// each recompute once, at their `to`).
+  const bool siblingsTogether_;
   const OpId opCount_;
   std::vector<Choice> chosen_;
   /// Per value: its choices (indices into chosen_).
   std::vector<std::vector<int32_t>> absent_;
   /// Per value: ops before which a chosen recomputation reads it.
   std::vector<std::vector<OpId>> readAt_;
+  /// Per op (siblingsTogether_): the choices whose recomputation re-runs it.
+  std::vector<std::vector<int32_t>> rerunBy_;
   /// Per op (RebuiltBytes::HeldAtOnce): what the recomputations before it add there.
   std::vector<int64_t> rebuiltBefore_;
   std::vector<uint32_t> chainStamp_;
@@ -354,11 +374,30 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     chainStamp_[producer] = chainEpoch_;
     if (++ops > chainOpLimit_)
       return false;
-    if (!moved)
-      price->costUs += opCostUs_[producer];
     const int64_t output = t != root || rootCounts ? bytes(t) : 0;
     rebuild.everyValueBytes += output;
     int64_t held = output;
+    // Re-running the producer rebuilds its other outputs that are away: a
+    // sibling's absence ends here, and its recomputation, moved up, runs
+    // the producer once.
+    bool siblingAway = false;
+    if (siblingsTogether_) {
+      price->reruns.push_back(producer);
+      for (TensorId sibling : g_.ops[producer].outputs) {
+        if (sibling == t || a_.content[sibling] != sibling)
+          continue;
+        looked_.push_back(sibling);
+        const int32_t absence = absenceAt(sibling, at);
+        if (absence < 0)
+          continue;
+        price->resumed.push_back({absence, at});
+        rebuild.everyValueBytes += bytes(sibling);
+        held += bytes(sibling);
+        siblingAway = true;
+      }
+    }
+    if (!moved && !siblingAway)
+      price->costUs += opCostUs_[producer];
     for (TensorId in : a_.recomputeReads[producer]) {
       looked_.push_back(in);
       if (presentAt(in, at)) {
@@ -371,7 +410,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
       if (absence >= 0)
         price->resumed.push_back({absence, at});
       held += bytes(in);
-      pending.push_back({in, moved || absence >= 0});
+      pending.push_back({in, moved || siblingAway || absence >= 0});
     }
     rebuild.heldAtOnceBytes = std::max(rebuild.heldAtOnceBytes, held);
   }
@@ -385,6 +424,8 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
   price->rebuilt.clear();
   price->reads.clear();
   price->resumed.clear();
+  price->reruns.clear();
+  price->carriedBy = -1;
   price->to = gap.to;
   looked_.clear();
   if (rebuiltOnce_) {
@@ -393,7 +434,16 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
     for (OpId at : readAt_[gap.value])
       if (gap.from < at && at < price->to)
         price->to = at;
-    return price->to - gap.from >= 2 &&
+    // One that re-runs its producer first (for a sibling) brings it back.
+    if (siblingsTogether_)
+      for (int32_t id : rerunBy_[g_.tensors[gap.value].producer])
+        if (gap.from < chosen_[id].to && chosen_[id].to < price->to) {
+          price->to = chosen_[id].to;
+          price->carriedBy = id;
+        }
+    if (price->to - gap.from < 2)
+      return false;
+    return price->carriedBy >= 0 ||
            addRecomputation(gap.value, price->to, /*rootCounts=*/false, price);
   }
   if (!addRecomputation(gap.value, gap.to, /*rootCounts=*/false, price))
@@ -408,7 +458,7 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
 }
 
 ScheduledEvictions
-Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
+Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
                std::chrono::steady_clock::time_point deadline) {
   ScheduledEvictions result;
   result.evictAfter.resize(opCount_);
@@ -440,24 +490,30 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
 
   std::vector<char> taken(gaps.size(), 0);
   // A gap's price depends only on the chosen absences of the values its
-  // chains looked at, and on where chosen recomputations read its own
-  // value, so it is kept until a choice changes one of those: most gaps
-  // over one peak are priced again over the next, unchanged.
+  // chains looked at, on where chosen recomputations read its own value
+  // and on those that re-run its producer, so it is kept until a choice
+  // changes one of those: most gaps over one peak are priced again over
+  // the next, unchanged.
   enum class Priced : char { No, Yes, Impossible };
   std::vector<Priced> priced(gaps.size(), Priced::No);
   std::vector<Price> prices(gaps.size());
   // Per value: the priced gaps that looked at it; those of the value.
   std::vector<std::vector<int32_t>> lookedAt(g_.tensors.size()),
       gapsOf(g_.tensors.size());
+  // Per op: the priced gaps of its outputs, which looked at the chosen
+  // recomputations that re-run it (SiblingOutputs::RebuiltTogether).
+  std::vector<std::vector<int32_t>> gapsOfOutputsOf(
+      siblingsTogether_ ? g_.ops.size() : 0);
   auto forget = [&](std::vector<int32_t> &ids) {
     for (int32_t id : ids)
       priced[id] = Priced::No;
     ids.clear();
   };
   while (profile.max() > targetBytes && !deadlinePassed(deadline)) {
-    int32_t best = -1;
-    double bestScore = 0;
+    int32_t best = -1, cover = -1;
+    double bestScore = 0, coverScore = 0;
     const int64_t peak = profile.argMax();
+    const int64_t excess = profile.max() - targetBytes;
     const auto [runFrom, runTo] = profile.runAbove(peak, targetBytes);
     index.forEachCovering(peak, [&](int32_t id) {
       if (taken[id])
@@ -469,6 +525,8 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
         gapsOf[gap.value].push_back(id);
         for (TensorId value : looked_)
           lookedAt[value].push_back(id);
+        if (siblingsTogether_ && values_[gap.value].producer != kNone)
+          gapsOfOutputsOf[values_[gap.value].producer].push_back(id);
       }
       if (priced[id] == Priced::Impossible)
         return;
@@ -481,6 +539,14 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
         return; // back before the peak
       const double score = double(bytes(gap.value)) * double(overlap) /
                            (price.costUs + 1e-6);
+      // Away over the whole run by at least the excess: the cheapest goes.
+      if (pick == ChoicePick::CheapestCover &&
+          overlap == runTo - runFrom + 1 && bytes(gap.value) >= excess &&
+          (cover < 0 || price.costUs < prices[cover].costUs ||
+           (price.costUs == prices[cover].costUs && score > coverScore))) {
+        cover = id;
+        coverScore = score;
+      }
       if (best < 0 || score > bestScore ||
           (score == bestScore &&
            price.to - gap.from > prices[best].to - gaps[best].from)) {
@@ -490,20 +556,30 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
     });
     if (best < 0)
       break; // nothing over the peak can go
+    if (cover >= 0) {
+      best = cover;
+      bestScore = coverScore;
+    }
     const Gap &gap = gaps[best];
     taken[best] = 1;
     const Price bestPrice = prices[best];
-    // What this choice changes: its value's absences, those it ends early,
-    // and where the values its recomputations read are read.
+    // What this choice changes: its value's absences, those it ends early
+    // (and where the recomputations that re-run ops for them end), where
+    // the values its recomputations read are read, and which re-run ops.
     auto absencesChange = [&](TensorId value) {
       forget(lookedAt[value]);
       forget(gapsOf[value]);
     };
     absencesChange(gap.value);
-    for (auto [id, at] : bestPrice.resumed)
+    for (auto [id, at] : bestPrice.resumed) {
       absencesChange(chosen_[id].value);
+      for (OpId op : chosen_[id].reruns)
+        forget(gapsOfOutputsOf[op]);
+    }
     for (auto [value, at] : bestPrice.reads)
       forget(gapsOf[value]);
+    for (OpId op : bestPrice.reruns)
+      forget(gapsOfOutputsOf[op]);
     // Values rebuilt early for this choice stay resident from there on.
     for (auto [id, at] : bestPrice.resumed) {
       Choice &resumed = chosen_[id];
@@ -521,6 +597,11 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
     for (auto [value, at] : bestPrice.reads)
       if (g_.tensors[value].producer != kNone)
         readAt_[value].push_back(at);
+    for (OpId op : bestPrice.reruns)
+      rerunBy_[op].push_back(int32_t(chosen_.size()));
+    choice.reruns = bestPrice.reruns;
+    if (bestPrice.carriedBy >= 0)
+      ++chosen_[bestPrice.carriedBy].carried;
     chosen_.push_back(std::move(choice));
   }
   dropRedundant(&profile, profile.max());
@@ -541,8 +622,9 @@ void Scheduler::dropRedundant(Profile *profile, int64_t limitBytes) {
   std::vector<char> dropped(chosen_.size(), 0);
   for (size_t i : order) {
     const Choice &choice = chosen_[i];
-    if (profile->max(choice.from + 1, choice.to - 1) + bytes(choice.value) >
-        limitBytes)
+    if (choice.carried > 0 ||
+        profile->max(choice.from + 1, choice.to - 1) + bytes(choice.value) >
+            limitBytes)
       continue;
     dropped[i] = 1;
     profile->add(choice.from + 1, choice.to - 1, bytes(choice.value));
@@ -565,9 +647,20 @@ void Scheduler::dropRedundant(Profile *profile, int64_t limitBytes) {
 ScheduledEvictions scheduleEvictions(
     const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
-    ScheduleGaps gaps, std::chrono::steady_clock::time_point deadline) {
-  return Scheduler(graph, analysis, alignment, rebuilt, chains)
-      .run(targetBytes, gaps, deadline);
+    ScheduleGaps gaps, SiblingOutputs siblings, ChoicePick pick,
+    std::chrono::steady_clock::time_point deadline) {
+  return Scheduler(graph, analysis, alignment, rebuilt, chains, siblings)
+      .run(targetBytes, gaps, pick, deadline);
+}
+
+bool hasEvictableSiblings(const Graph &graph, const StepAnalysis &analysis) {
+  return std::any_of(graph.ops.begin(), graph.ops.end(), [&](const Op &op) {
+    return std::count_if(op.outputs.begin(), op.outputs.end(),
+                         [&](TensorId t) {
+                           return analysis.content[t] == t &&
+                                  analysis.evictable[t];
+                         }) >= 2;
+  });
 }
 
 } // namespace coop::planner

@@ -62,6 +62,37 @@ enum class RecomputeChains {
   Long,
 };
 
+/// What a recomputation of an op with several outputs (max-pool's output
+/// and indices, layer norm's output, mean and rstd) brings back, as the
+/// simulator does it: every output that is away.
+enum class SiblingOutputs {
+  /// Priced apart: each output's recomputation re-runs the op.
+  Apart,
+  /// Rebuilt together: a chosen recomputation re-running a value's
+  /// producer inside the value's gap brings it back there at no cost (it
+  /// stays resident until its read), and one that re-runs it while a
+  /// sibling is away ends the sibling's absence there, its own
+  /// recomputation moved up rather than run twice. Only with
+  /// RecomputeChains::Long counting RebuiltBytes::EveryValue, the kind that
+  /// follows values brought back early; with the others, as Apart.
+  RebuiltTogether,
+};
+
+/// Which candidate the greedy takes over a peak.
+enum class ChoicePick {
+  /// The most byte-ops per microsecond recomputed.
+  BestRatio,
+  /// The cheapest one that alone brings the whole run over the target
+  /// under it, where one does; the best ratio otherwise. Where the excess is
+  /// small (light budgets), a cheap value that covers it beats a dearer one
+  /// that frees more per microsecond than is needed.
+  CheapestCover,
+};
+
+/// Whether some op has two outputs the schedule may drop: without one,
+/// SiblingOutputs::RebuiltTogether schedules as Apart does.
+bool hasEvictableSiblings(const Graph &graph, const StepAnalysis &analysis);
+
 struct ScheduledEvictions {
   /// Per op: the values to evict once it has run.
   EvictionSchedule evictAfter;
@@ -82,7 +113,9 @@ struct ScheduledEvictions {
 /// which read it inside the gap, now need (or, as RecomputeChains::Long
 /// says, one recomputation before the first of them); each adds the bytes
 /// it rebuilds, counted as `rebuilt` says, where it runs. A choice whose
-/// recomputation runs more ops than `chains` allows is not considered.
+/// recomputation runs more ops than `chains` allows is not considered;
+/// `siblings` says what re-running a multi-output op brings back, `pick`
+/// which candidate goes.
 /// Past `deadline` it chooses no more (the peak then stays above the
 /// target): on a recurrent step a greedy that keeps finding values to
 /// drop can price long chains for a minute.
@@ -90,6 +123,8 @@ ScheduledEvictions scheduleEvictions(
     const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
     ScheduleGaps gaps = ScheduleGaps::BetweenReads,
+    SiblingOutputs siblings = SiblingOutputs::Apart,
+    ChoicePick pick = ChoicePick::BestRatio,
     std::chrono::steady_clock::time_point deadline =
         std::chrono::steady_clock::time_point::max());
 

@@ -11,6 +11,7 @@
 #include "EvictionSchedule.h"
 
 #include <algorithm>
+#include <tuple>
 
 using namespace coop::planner;
 using namespace coop::planner::testing;
@@ -55,13 +56,19 @@ struct ChainStep {
   /// value counted) and plans the step following them at the peak reached.
   ScheduledEvictions
   scheduleLong(int64_t target, Plan *plan,
-               ScheduleGaps gaps = ScheduleGaps::BetweenReads) const {
+               ScheduleGaps gaps = ScheduleGaps::BetweenReads,
+               SiblingOutputs siblings = SiblingOutputs::Apart,
+               ChoicePick pick = ChoicePick::BestRatio) const {
     const PlanOptions o = byteOptions(Policy::Lookahead, target);
-    ScheduledEvictions scheduled =
-        scheduleEvictions(g, analyse(g, o), o.alignment, target,
-                          RebuiltBytes::EveryValue, RecomputeChains::Long, gaps);
+    ScheduledEvictions scheduled = scheduleEvictions(
+        g, analyse(g, o), o.alignment, target, RebuiltBytes::EveryValue,
+        RecomputeChains::Long, gaps, siblings, pick);
     EXPECT_OK(followAtItsPeak(g, o, scheduled, plan));
     return scheduled;
+  }
+  /// Whether the finished step has an op with two outputs to drop.
+  bool hasSiblings() const {
+    return hasEvictableSiblings(g, analyse(g, PlanOptions()));
   }
 };
 
@@ -125,10 +132,105 @@ TEST(EvictionSchedule, DropsAValueFromItsProducerToItsFirstRead) {
   const PlanOptions o = byteOptions(Policy::Lookahead, 200);
   const ScheduledEvictions late = scheduleEvictions(
       step.g, analyse(step.g, o), o.alignment, 200, RebuiltBytes::EveryValue,
-      RecomputeChains::Long, ScheduleGaps::FromProducer,
-      std::chrono::steady_clock::now());
+      RecomputeChains::Long, ScheduleGaps::FromProducer, SiblingOutputs::Apart,
+      ChoicePick::BestRatio, std::chrono::steady_clock::now());
   EXPECT_GT(late.peakLiveBytes, 200);
   expectEvictsOnly(late, 0, {});
+}
+
+/// A max-pool-like op 0 makes y (read at ops 1 and 8) and its indices i
+/// (read only at op 7) for 10 us, one of them 100 bytes, the other 50; c
+/// (100, 11 us) is read at ops 3 and 6. The live bytes peak over ops 4-5
+/// (big resident) 150 above the target. The larger output goes first (the
+/// most bytes per microsecond). Priced apart, the smaller one (50 bytes for
+/// the op's 10 us) loses to c; rebuilt together, it costs nothing: when i
+/// went first, the op re-run for it at op 7 brings y back there; when y
+/// went first, re-running the op for i at op 7 brings y back early, its
+/// own re-run moved up. The plan then re-runs the op once (10 us, not 21).
+TEST(EvictionSchedule, PricesSiblingOutputsTogether) {
+  for (bool indicesLarger : {true, false}) {
+    SCOPED_TRACE(indicesLarger ? "indices larger" : "output larger");
+    ChainStep step;
+    const TensorId x = step.x;
+    const int64_t large = 100, small = 50;
+    const Op &pool = step.g.ops[step.g.addOp(
+        "aten.max_pool2d_with_indices", {x},
+        {indicesLarger ? small : large, indicesLarger ? large : small}, {},
+        10.0)];
+    const TensorId y = pool.outputs[0], i = pool.outputs[1]; // op 0
+    step.read(y, x);                                         // op 1
+    const TensorId c = step.make(x, 100, 11.0);              // op 2
+    step.read(c, x);                                         // op 3
+    step.read(step.make(x, 300, 1000.0), x);                 // ops 4, 5
+    step.read(c, x);                                         // op 6
+    step.read(i, x);                                         // op 7
+    step.read(y, x);                                         // op 8
+    ASSERT_TRUE(step.g.finalize());
+    ASSERT_TRUE(step.hasSiblings());
+
+    const int64_t target = 413;
+    auto schedule = [&](SiblingOutputs siblings, Plan *plan) {
+      ScheduledEvictions scheduled = step.scheduleLong(
+          target, plan, ScheduleGaps::FromProducer, siblings);
+      EXPECT_LE(scheduled.peakLiveBytes, target);
+      return scheduled;
+    };
+    const std::vector<TensorId> none, onlyI = {i}, onlyY = {y};
+    Plan apart, together;
+    const ScheduledEvictions byEach = schedule(SiblingOutputs::Apart, &apart);
+    EXPECT_EQ(byEach.evictAfter[0], indicesLarger ? onlyI : none);
+    EXPECT_EQ(byEach.evictAfter[1], indicesLarger ? none : onlyY);
+    EXPECT_EQ(byEach.evictAfter[3], (std::vector<TensorId>{c}));
+    EXPECT_NEAR(apart.stats.executedCostUs - apart.stats.baselineCostUs, 21.0,
+                1e-9);
+
+    const ScheduledEvictions byOp =
+        schedule(SiblingOutputs::RebuiltTogether, &together);
+    EXPECT_EQ(byOp.evictAfter[0], onlyI);
+    EXPECT_EQ(byOp.evictAfter[1], onlyY);
+    EXPECT_TRUE(byOp.evictAfter[3].empty());
+    EXPECT_EQ(together.stats.recomputeCount, 1);
+    EXPECT_NEAR(together.stats.executedCostUs - together.stats.baselineCostUs,
+                10.0, 1e-9);
+  }
+
+  // Without two outputs to drop, the kind has nothing to price together.
+  ChainStep single;
+  single.read(single.make(single.x, 10, 1.0), single.x);
+  ASSERT_TRUE(single.g.finalize());
+  EXPECT_FALSE(single.hasSiblings());
+}
+
+/// a (200 bytes, 10 us) and b (30 bytes, 5 us) are read at op 2 and again
+/// after the peak (ops 3-4, big resident), which is 22 bytes over the
+/// target. a frees the most bytes per microsecond and goes by the best
+/// ratio; b alone covers the excess for half the price
+/// (ChoicePick::CheapestCover).
+TEST(EvictionSchedule, TakesTheCheapestCoverOfASmallExcess) {
+  ChainStep step;
+  const TensorId x = step.x;
+  const TensorId a = step.make(x, 200, 10.0); // op 0
+  const TensorId b = step.make(x, 30, 5.0);   // op 1
+  step.read(a, b);                            // op 2
+  step.read(step.make(x, 300, 1000.0), x);    // ops 3, 4
+  step.read(b, x);                            // op 5
+  step.read(a, x);                            // op 6
+  ASSERT_TRUE(step.g.finalize());
+
+  const int64_t target = 520;
+  for (auto [pick, value, overheadUs] :
+       {std::tuple{ChoicePick::BestRatio, a, 10.0},
+        std::tuple{ChoicePick::CheapestCover, b, 5.0}}) {
+    SCOPED_TRACE(pick == ChoicePick::BestRatio ? "best ratio"
+                                               : "cheapest cover");
+    Plan p;
+    const ScheduledEvictions scheduled = step.scheduleLong(
+        target, &p, ScheduleGaps::BetweenReads, SiblingOutputs::Apart, pick);
+    EXPECT_LE(scheduled.peakLiveBytes, target);
+    expectEvictsOnly(scheduled, 2, {value});
+    EXPECT_NEAR(p.stats.executedCostUs - p.stats.baselineCostUs, overheadUs,
+                1e-9);
+  }
 }
 
 /// v (100 bytes) is read at op 2 and at op 5; evicting it is the only way
@@ -274,8 +376,8 @@ TEST(EvictionSchedule, AValueBroughtBackEarlyCostsNoMoreCompute) {
   EXPECT_NEAR(p.stats.executedCostUs - p.stats.baselineCostUs, 1.9, 1e-9);
 }
 
-/// On generated steps, for targets between the floor and the live peak and
-/// either count of rebuilt bytes: some targets are reached, every scheduled
+/// On generated steps, for targets between the floor and the live peak,
+/// either count of rebuilt bytes and each kind of schedule: some targets are reached, every scheduled
 /// value is evictable, and the simulator follows each schedule to a plan
 /// the verifier accepts.
 TEST(EvictionSchedule, SchedulesEvictableValuesTheSimulatorCanFollow) {
@@ -296,10 +398,19 @@ TEST(EvictionSchedule, SchedulesEvictableValuesTheSimulatorCanFollow) {
       const int64_t target =
           analysis.floorBytes +
           int64_t(fraction * double(peak - analysis.floorBytes));
-      for (RecomputeChains chains :
-           {RecomputeChains::Short, RecomputeChains::Long}) {
-        ScheduledEvictions scheduled = scheduleEvictions(
-            g, analysis, o.alignment, target, rebuilt, chains);
+      // Short chains, long ones, and long ones from the producer with the
+      // sibling outputs rebuilt together and the cheapest cover taken.
+      for (auto [chains, gaps, siblings, pick] :
+           {std::tuple{RecomputeChains::Short, ScheduleGaps::BetweenReads,
+                       SiblingOutputs::Apart, ChoicePick::BestRatio},
+            std::tuple{RecomputeChains::Long, ScheduleGaps::BetweenReads,
+                       SiblingOutputs::Apart, ChoicePick::BestRatio},
+            std::tuple{RecomputeChains::Long, ScheduleGaps::FromProducer,
+                       SiblingOutputs::RebuiltTogether,
+                       ChoicePick::CheapestCover}}) {
+        ScheduledEvictions scheduled =
+            scheduleEvictions(g, analysis, o.alignment, target, rebuilt,
+                              chains, gaps, siblings, pick);
         reached += scheduled.peakLiveBytes <= target;
         for (const std::vector<TensorId> &values : scheduled.evictAfter)
           for (TensorId v : values)
