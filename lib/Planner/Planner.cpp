@@ -1308,6 +1308,7 @@ Status replay(const Graph &graph, const PlanOptions &options,
   for (int attempt = 0;; ++attempt) {
     *out = Plan();
     out->policy = options.policy;
+    out->twoEndedPartitioning = options.twoEndedPartitioning;
     out->budgetBytes = options.budgetBytes;
     Simulator simulator(graph, options, analysis, *out, keepUntil, packLow,
                         retainUntil, lessons.recursiveClosures);

@@ -30,13 +30,17 @@
 // LOOKAHEAD-NEXT: coop.compute "aten.add"(%[[A]]
 
 // The schedule with long recompute chains makes the same evictions as the
-// first one: it is not simulated again (it would come second).
+// first one: it is not simulated again (it would come second). The second
+// half of the candidates is the first again, placing from one end.
 // SEARCH: coop-plan-memory @belady: policy lookahead, budget 2048 (2.00 KiB)
-// SEARCH-NEXT: plan search: 14 candidates tried; won: lookahead after evictions scheduled for 100.0 % of the budget, quick
+// SEARCH-NEXT: plan search: 28 candidates tried; won: lookahead after evictions scheduled for 100.0 % of the budget, quick
 // SEARCH-NEXT: lookahead after evictions scheduled for 100.0 % of the budget, quick: 28.57 %
 // SEARCH-NEXT: lookahead, quick: 28.57 %
 // SEARCH: coop, quick: 42.86 %
 // SEARCH: coop, thorough: 42.86 %
+// Then every candidate again with one-ended placement.
+// SEARCH: lookahead after evictions scheduled for 100.0 % of the budget (one-ended placement), quick: 28.57 %
+// SEARCH: coop (one-ended placement), thorough: 42.86 %
 // SEARCH: recomputations: 2
 func.func @belady(%x: tensor<128xf32> {coop.role = #coop.role<input>})
     -> tensor<128xf32> attributes {coop.step} {

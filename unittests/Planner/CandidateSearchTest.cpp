@@ -484,3 +484,45 @@ TEST(CandidateSearch, ThoroughPlanAheadOfTheQuickOnesTriesBudgetsJustBelow) {
   }
   EXPECT_GT(ahead, 0);
 }
+
+/// Unlimited, the search tries every candidate again with one-ended
+/// placement after all the others (where the options allow two ends), and
+/// the plan says how the winner placed its values.
+TEST(CandidateSearch, OneEndedPlacementComesLast) {
+  int oneEndedWins = 0, searches = 0;
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    SweptStep step;
+    ASSERT_OK(sweptStep(seed, 7, &step));
+    PlanOptions &o = step.options;
+    for (double fraction : {0.1, 0.4}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " at " +
+                   std::to_string(fraction));
+      o.budgetBytes = budgetBetween(step.bounds, fraction);
+      for (bool twoEnded : {true, false}) {
+        o.twoEndedPartitioning = twoEnded;
+        Plan p;
+        if (!searchPlan(step.graph, o, &p))
+          continue;
+        const std::vector<SearchCandidate> &tried = p.stats.candidates;
+        if (p.stats.recomputeCount == 0)
+          continue; // ended early: nothing recomputes less
+        ++searches;
+        size_t firstOneEnded = tried.size();
+        for (size_t i = 0; i < tried.size(); ++i) {
+          const bool oneEnded = contains(tried[i].name, "(one-ended placement)");
+          if (oneEnded && firstOneEnded == tried.size())
+            firstOneEnded = i;
+          EXPECT_EQ(oneEnded, i >= firstOneEnded) << tried[i].name;
+        }
+        EXPECT_EQ(firstOneEnded < tried.size(), twoEnded);
+        const bool wonOneEnded =
+            contains(p.stats.winningCandidate, "(one-ended placement)");
+        EXPECT_EQ(p.twoEndedPartitioning, twoEnded && !wonOneEnded);
+        oneEndedWins += wonOneEnded;
+      }
+    }
+  }
+  EXPECT_GT(searches, 0);
+  std::printf("%d searches; %d won by one-ended placement\n", searches,
+              oneEndedWins);
+}

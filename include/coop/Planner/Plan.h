@@ -249,6 +249,9 @@ struct PlanStats {
 
 struct Plan {
   Policy policy = Policy::Coop;
+  /// PlanOptions::twoEndedPartitioning as planned (a search's winner may
+  /// place every value from the low end where the options allow both).
+  bool twoEndedPartitioning = true;
   int64_t budgetBytes = 0;
   /// Step arguments, placed before the first instruction.
   std::vector<Allocation> arguments;

@@ -131,7 +131,8 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
            "Alignment of every buffer, in bytes">,
     Option<"partition", "partition", "bool", /*default=*/"true",
            "Place cheap tensors at the high end of free memory and expensive "
-           "ones at the low end">,
+           "ones at the low end (policy=search: may also place from the low "
+           "end only, last; coop.plan's partition says which the plan did)">,
     Option<"inplace", "inplace", "bool", /*default=*/"true",
            "Recomputable in-place updates; false copies on write">,
     Option<"window", "window", "bool", /*default=*/"true",
