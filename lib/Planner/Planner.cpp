@@ -496,26 +496,21 @@ void Simulator::drop(TensorId t, InstructionKind how) {
 }
 
 double Simulator::neighbourhoodCost(TensorId t) {
-  const Op &producer = g_.ops[g_.tensors[t].producer];
-  double cost = producer.costUs;
+  double cost = values_[t].producerCost;
   int32_t roots[kMaxNeighbourGroups];
   int rootCount = 0;
-  auto add = [&](TensorId other) {
-    TensorId c = a_.content[other];
+  const int64_t end = a_.producerNeighbourStart[t + 1];
+  for (int64_t i = a_.producerNeighbourStart[t]; i < end; ++i) {
+    const TensorId c = a_.producerNeighbours[i];
     if (c == t || placements_[c].group < 0)
-      return;
-    int32_t root = groups_.find(placements_[c].group);
-    for (int i = 0; i < rootCount; ++i)
-      if (roots[i] == root)
-        return;
+      continue;
+    const int32_t root = groups_.find(placements_[c].group);
+    if (std::find(roots, roots + rootCount, root) != roots + rootCount)
+      continue;
     if (rootCount < kMaxNeighbourGroups)
       roots[rootCount++] = root;
     cost += groups_.cost(root);
-  };
-  for (TensorId in : producer.inputs)
-    add(in);
-  for (TensorId out : producer.outputs)
-    add(out);
+  }
   return cost;
 }
 
