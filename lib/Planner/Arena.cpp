@@ -45,6 +45,19 @@ Arena::Pieces Arena::piecesFrom(int64_t offset) const {
   return {Iterator(&blocks_, block, index), end};
 }
 
+Arena::Iterator Arena::iteratorAt(size_t block, size_t index) const {
+  if (index == blocks_[block].size())
+    return Iterator(&blocks_, block + 1, 0);
+  return Iterator(&blocks_, block, index);
+}
+
+size_t Arena::blockOf(int64_t offset) const {
+  const auto after =
+      std::upper_bound(blockStarts_.begin(), blockStarts_.end(), offset);
+  return after == blockStarts_.begin() ? 0
+                                       : size_t(after - blockStarts_.begin()) - 1;
+}
+
 Arena::Position Arena::find(int64_t offset) const {
   const Iterator it = piecesFrom(offset).first;
   assert(it != piecesFrom(offset).last && it->offset == offset);
@@ -78,6 +91,7 @@ void Arena::insertPiece(const Piece &piece) {
   if (blocks_.empty()) {
     blocks_.push_back({piece});
     blockStarts_.push_back(piece.offset);
+    blockStamps_.push_back(++lastStamp_);
     return;
   }
   auto after = std::upper_bound(blockStarts_.begin(), blockStarts_.end(),
@@ -108,21 +122,25 @@ void Arena::rebalance(size_t block) {
                   blocks_[low + 1].end());
     blocks_.erase(blocks_.begin() + low + 1);
     blockStarts_.erase(blockStarts_.begin() + low + 1);
+    blockStamps_.erase(blockStamps_.begin() + low + 1);
     block = low;
   }
   std::vector<Piece> &current = blocks_[block];
   if (current.empty()) { // the arena's last piece went
     blocks_.clear();
     blockStarts_.clear();
+    blockStamps_.clear();
     return;
   }
   blockStarts_[block] = current.front().offset;
+  restamp(block);
   if (current.size() <= kMaxBlockPieces)
     return;
   std::vector<Piece> upper(current.begin() + current.size() / 2,
                            current.end());
   current.resize(current.size() / 2);
   blockStarts_.insert(blockStarts_.begin() + block + 1, upper.front().offset);
+  blockStamps_.insert(blockStamps_.begin() + block + 1, ++lastStamp_);
   blocks_.insert(blocks_.begin() + block + 1, std::move(upper));
 }
 
@@ -161,7 +179,9 @@ int64_t Arena::take(int64_t pieceOffset, int64_t pieceSize, int64_t size,
   removeFree(pieceOffset, pieceSize);
   const int64_t rest = pieceSize - size;
   const int64_t offset = atHighEdge ? pieceOffset + rest : pieceOffset;
-  Piece &piece = at(find(pieceOffset));
+  const Position position = find(pieceOffset);
+  Piece &piece = at(position);
+  restamp(position.block);
   if (rest == 0) {
     piece.owner = owner;
     return offset;
@@ -193,18 +213,22 @@ void Arena::release(int64_t offset) {
     removeFree(merged.offset, merged.size);
     merged.size += size;
     addFree(merged.offset, merged.size);
+    restamp(left.block);
     erasePiece(p);
     return;
   }
   at(p).size = size;
   at(p).owner = kFree;
+  restamp(p.block);
   addFree(offset, size);
 }
 
 void Arena::reassign(int64_t offset, int32_t owner) {
-  Piece &piece = at(find(offset));
+  const Position position = find(offset);
+  Piece &piece = at(position);
   assert(piece.owner != kFree);
   piece.owner = owner;
+  restamp(position.block);
 }
 
 int64_t Arena::largestFreePiece() const {

@@ -85,6 +85,39 @@ constexpr double kCostTolerance = 1e-9;
 double cheaperThan(double cost) {
   return cost - kCostTolerance * std::max(1.0, cost);
 }
+/// Calls onWindow(sum, lo, hi) for each window two pointers record over
+/// slots [0, count): for each first slot the fewest slots that hold `size`
+/// bytes, with the sliding sum of the slots' valueOf().
+template <typename SizeOf, typename ValueOf, typename OnWindow>
+void forEachWindowOf(size_t count, int64_t size, SizeOf sizeOf,
+                     ValueOf valueOf, OnWindow onWindow) {
+  // Grow `hi` until the window holds `size` bytes, then shrink from `lo`.
+  size_t lo = 0;
+  int64_t bytes = 0;
+  double sum = 0;
+  for (size_t hi = 0; hi < count; ++hi) {
+    bytes += sizeOf(hi);
+    sum += valueOf(hi);
+    while (bytes >= size) {
+      onWindow(sum, lo, hi);
+      bytes -= sizeOf(lo);
+      sum -= valueOf(lo);
+      ++lo;
+    }
+  }
+}
+/// Whether sliding sums over at most `slots` slots, whose least is
+/// `lowest` as computed and whose terms add up to at most `upperSum`, are
+/// all at least `threshold` however they round: each addition or
+/// subtraction rounds by at most epsilon times the running sum, which
+/// stays below upperSum (and so does the computed lowest's own rounding).
+bool slidingSumsAtLeast(double lowest, size_t slots, double upperSum,
+                        double threshold) {
+  const double rounding = 8.0 * double(slots + 1) *
+                          std::numeric_limits<double>::epsilon() *
+                          (upperSum + lowest);
+  return lowest - rounding >= threshold;
+}
 /// Replays per simulate() call that learn which values to keep (see simulate()).
 constexpr int kMaxReplays = 64;
 /// Distinct e* groups a neighbourhood cost adds up without repeats; a
@@ -276,11 +309,111 @@ private:
   bool runCostsAtLeast(int64_t size, double threshold, double upperCosts,
                        double leastDenominator);
   /// Calls onWindow(sum, lo, hi) for each window the two pointers record
-  /// in run_: for each first slot the fewest slots that hold `size` bytes,
-  /// with the sliding sum of each slot's `value`.
+  /// in run_ (see forEachWindowOf()), summing each slot's `value`.
   template <typename OnWindow>
   void forEachWindow(int64_t size, double WindowSlot::*value,
                      OnWindow onWindow);
+  /// How far the simulation has gone, as far as the score bounds read it.
+  struct Progress {
+    double clock;
+    double subtracted; // groups_.subtracted()
+    double madeCost;   // groups_.madeCost()
+    OpId op;
+  };
+  Progress now() const {
+    return {clock_, groups_.subtracted(), groups_.madeCost(), currentOp_};
+  }
+  /// A score's upper cost: fixed + groups_.madeCost() * perMadeCost.
+  struct UpperCost {
+    double fixed;
+    double perMadeCost;
+  };
+  /// A copy of what the bounds of a search read of the pieces of one
+  /// arena block, in address order, so that a search can bound every
+  /// window inside the block without reading the values' records: taken
+  /// when a search first needs it, kept while it holds (see "Eviction
+  /// search"): while the block's stamp is the same (its pieces unchanged,
+  /// and no value in it accessed, or its remembered cost forgotten, since:
+  /// touchBlockOf()), and, for lookahead, until the op reaches the
+  /// earliest next read copied.
+  struct BlockCopy {
+    uint64_t stamp = 0; // Arena::blockStamp() when taken; 0: never
+    /// The block's stamp when a search first asked for a copy it had not,
+    /// and that search (Simulator::searches_).
+    uint64_t askedStamp = 0;
+    uint64_t askedSearch = 0;
+    /// The search that last took lowerBounds, and their least window.
+    uint64_t boundsSearch = 0;
+    double lowest = 0;
+    /// The last op through which it holds: before lookahead's earliest
+    /// next read copied, or a copied value becoming evictable.
+    OpId validThrough = kNone;
+    /// Per piece: its size; the pieces that cannot be victims while the
+    /// copy holds (a workspace, a value not evictable before the copy
+    /// lapses or never again) in `cuts`.
+    std::vector<int64_t> sizes;
+    std::vector<size_t> cuts;
+    /// Per piece, what its score's lower bound reads (a free piece: zero
+    /// cost): the producer's cost (lookahead: the chain cost remembered
+    /// for the next read, where there is one), the neighbourhood-cost
+    /// floor and the groups' losses then, and the last access (lookahead:
+    /// the next read).
+    std::vector<double> lowerCosts;
+    std::vector<double> floorCosts;
+    std::vector<double> floorSubtractedBefore;
+    std::vector<double> times;
+    /// Per piece, its score's upper cost (UpperCost; zero for a piece that
+    /// is not a value), and their sum over the least denominators while
+    /// the copy holds, as upperFixed + groups_.madeCost() *
+    /// upperPerMadeCost.
+    std::vector<UpperCost> upperCosts;
+    double upperFixed = 0;
+    double upperPerMadeCost = 0;
+    /// Scratch for the query: the pieces' score lower bounds.
+    std::vector<double> lowerBounds;
+  };
+  /// The copy of `block` of `region`, taken again where it no longer
+  /// holds.
+  BlockCopy *blockCopy(const Arena &region, size_t block);
+  void copyBlock(const Arena &region, size_t block, BlockCopy &copy);
+  std::vector<BlockCopy> &blockCopies(const Arena &region) {
+    return &region == &main_ ? mainBlockCopies_ : smallBlockCopies_;
+  }
+  /// `t` has a new remembered cost (a floor, or a chain cost): the copy
+  /// of its block, where current, takes it too.
+  void copyRememberedCost(TensorId t);
+  /// Something a block's copy holds of `t` changed: its block, if it is
+  /// resident and its region has copies (none under dtr and dte), gets a
+  /// new stamp.
+  void touchBlockOf(TensorId t) {
+    if (const Placement &p = placements_[t];
+        p.region && !blockCopies(*p.region).empty())
+      p.region->touch(p.offset);
+  }
+  /// Whether no window that lies inside `block` can cost less, as a run's
+  /// sliding sums compute it, than `threshold` (runCostsAtLeast() for
+  /// every run the block may hold at once).
+  bool blockCostsAtLeast(const Arena &region, size_t block, int64_t size,
+                         double threshold);
+  /// The least sum of the score lower bounds at `at` (kept in
+  /// copy.lowerBounds) over a window inside the copied block.
+  double lowestWindowBound(BlockCopy &copy, int64_t size, const Progress &at);
+  /// The sum of the copied pieces' score upper bounds at `at`.
+  double upperScoreSum(const BlockCopy &copy, const Progress &at) const;
+  /// After blockCostsAtLeast() of `block` and of the next: whether the
+  /// next has a piece that ends every run through it (one that cannot be
+  /// a victim, or that holds `size` bytes alone), and no window across the
+  /// two, between the last such piece of `block` and the first of the
+  /// next, can cost less than `threshold`: the run that may cross into
+  /// the next block then ends in it, unrecorded.
+  bool crossingCostsAtLeast(const Arena &region, size_t block, int64_t size,
+                            double threshold);
+  /// Where the last run that starts in `from`'s block at or after `from`
+  /// starts: after the block's last barrier or piece that holds `size`
+  /// bytes alone, read from the block's end back; `from` where there is
+  /// none.
+  Arena::Iterator lastRunStart(const Arena &region, Arena::Iterator from,
+                               int64_t size);
   /// DTR, DTE, Coop without window: the single lowest-scoring tensor.
   TensorId chooseLowestScore(const Arena &region);
   /// A walk's values are scattered: the record of the one a few pieces
@@ -316,6 +449,11 @@ private:
   bool retainedAt(TensorId t, OpId at) const {
     return a_.lastUse[t] < at && at <= retainedUntil(t);
   }
+  /// Lookahead: the first op after the current one that reads `t`, or the
+  /// step's end.
+  OpId nextRead(TensorId t);
+  /// Sets its last access to now.
+  void access(TensorId t);
   /// Of the resident `t` in the piece at `offset` of `size` bytes.
   ScoreTerms scoreTerms(TensorId t, const Arena &region, int64_t offset,
                         int64_t size);
@@ -324,12 +462,38 @@ private:
   /// no neighbourhood or chain walk: the cost is at least the producer's,
   /// at least its last neighbourhood cost (Value::remembered) less what
   /// the groups lost since, and a remembered chain cost exactly.
-  double scoreLowerBound(TensorId t, const ScoreTerms &terms) const;
-  double scoreUpperBound(TensorId t, const ScoreTerms &terms) const {
-    return scoreUpperCost(t) / terms.denominator;
+  double scoreLowerBound(const Value &v, const ScoreTerms &terms) const;
+  /// The e* policies: the producer's cost, or a floor on the
+  /// neighbourhood cost less what the groups lost since, where higher.
+  static double neighbourhoodCostBound(double producerCost, double floorCost,
+                                       double floorSubtractedBefore,
+                                       const Progress &at) {
+    // Since the floor was taken, groups gained by merges and new members
+    // and lost at most what subtract() took; the slack covers the
+    // rounding of the sums, each within a few epsilon of madeCost(). A
+    // floor below the producer's cost (or none) leaves the producer's.
+    constexpr double kSlack = 1e-9;
+    const double lost = at.subtracted - floorSubtractedBefore;
+    return std::max(producerCost,
+                    floorCost - lost - kSlack * (floorCost + at.madeCost));
+  }
+  /// What the policies that score by staleness divide by.
+  static double stalenessSince(double lastAccess, const Progress &at) {
+    return std::max(at.clock - lastAccess, kStalenessEpsilon);
+  }
+  /// What lookahead divides by: ops to the read `read`, at least one.
+  static double readDistance(OpId read, const Progress &at) {
+    return double(std::max<OpId>(read - at.op, 1));
+  }
+  double scoreUpperBound(const Value &v, const ScoreTerms &terms) const {
+    return scoreUpperCost(v) / terms.denominator;
   }
   /// What scoreUpperBound() divides.
-  double scoreUpperCost(TensorId t) const;
+  UpperCost scoreUpperCostTerms(const Value &v) const; // see UpperCost
+  double scoreUpperCost(const Value &v) const {
+    const UpperCost upper = scoreUpperCostTerms(v);
+    return upper.fixed + upper.perMadeCost * groups_.madeCost();
+  }
   /// Where a search of `region` starts: main_ holds only persistent state,
   /// never a victim, below persistentEnd_.
   int64_t searchStart(const Arena &region) const {
@@ -351,8 +515,8 @@ private:
   /// as a reader of the residency of every value the walk looked at.
   double recomputeChainCost(TensorId t, OpId at, bool remember);
   /// The remembered chain cost of `t` for a read at `at`, or -1.
-  double rememberedChainCost(TensorId t, OpId at) const {
-    const RememberedCost &memo = values_[t].remembered;
+  double rememberedChainCost(const Value &v, OpId at) const {
+    const RememberedCost &memo = v.remembered;
     return memo.at == at ? memo.cost : -1;
   }
   /// `t` came back or went: the chain costs that read its residency are
@@ -412,6 +576,9 @@ private:
   /// that no piece but the last holds the request alone, so that the
   /// sliding sums start afresh in each run.
   std::vector<WindowSlot> run_;
+  /// Per block of main_ and of small_ (see chooseWindow()).
+  std::vector<BlockCopy> mainBlockCopies_, smallBlockCopies_;
+  uint64_t searches_ = 0; // chooseWindow() calls so far
   int64_t allocatedBytes_ = 0;
   double fragmentationSum_ = 0;
 };
@@ -441,8 +608,10 @@ void Simulator::place(TensorId t, Arena *region, int64_t offset,
     // chain cost stays exact: forgetChainsThrough() keeps it so).
     if (options_.policy != Policy::Lookahead)
       for (OpId op : a_.neighbourOps[t])
-        for (TensorId out : g_.ops[op].outputs)
+        for (TensorId out : g_.ops[op].outputs) {
           values_[out].remembered = RememberedCost();
+          touchBlockOf(out);
+        }
   }
 }
 
@@ -496,32 +665,29 @@ void Simulator::drop(TensorId t, InstructionKind how) {
 }
 
 double Simulator::neighbourhoodCost(TensorId t) {
-  const Op &producer = g_.ops[g_.tensors[t].producer];
-  double cost = producer.costUs;
+  double cost = values_[t].producerCost;
   int32_t roots[kMaxNeighbourGroups];
   int rootCount = 0;
-  auto add = [&](TensorId other) {
-    TensorId c = a_.content[other];
+  const int64_t end = a_.producerNeighbourStart[t + 1];
+  for (int64_t i = a_.producerNeighbourStart[t]; i < end; ++i) {
+    const TensorId c = a_.producerNeighbours[i];
     if (c == t || placements_[c].group < 0)
-      return;
-    int32_t root = groups_.find(placements_[c].group);
-    for (int i = 0; i < rootCount; ++i)
-      if (roots[i] == root)
-        return;
+      continue;
+    const int32_t root = groups_.find(placements_[c].group);
+    if (std::find(roots, roots + rootCount, root) != roots + rootCount)
+      continue;
     if (rootCount < kMaxNeighbourGroups)
       roots[rootCount++] = root;
     cost += groups_.cost(root);
-  };
-  for (TensorId in : producer.inputs)
-    add(in);
-  for (TensorId out : producer.outputs)
-    add(out);
+  }
   return cost;
 }
 
 void Simulator::forgetChainsThrough(TensorId t) {
-  for (TensorId reader : chainReaders_[t])
+  for (TensorId reader : chainReaders_[t]) {
     values_[reader].remembered.at = kNone;
+    touchBlockOf(reader);
+  }
   chainReaders_[t].clear();
 }
 
@@ -553,34 +719,48 @@ double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
       }
     }
   }
-  if (remember)
+  if (remember) {
     values_[t].remembered = {cost, 0, at};
+    copyRememberedCost(t);
+  }
   return cost;
+}
+
+OpId Simulator::nextRead(TensorId t) {
+  // A value nothing reads again directly is wanted only by recomputations,
+  // if at all: as far away as the step goes. The ops only advance, so a
+  // read found after an earlier op is still the next until the current op
+  // reaches it.
+  Value &v = values_[t];
+  if (!boundedSearch_ || v.nextRead <= currentOp_) {
+    const std::vector<OpId> &readers = a_.readers[t];
+    auto next = std::upper_bound(readers.begin(), readers.end(), currentOp_);
+    v.nextRead = next != readers.end() ? *next : OpId(g_.ops.size());
+  }
+  return v.nextRead;
+}
+
+void Simulator::access(TensorId t) {
+  values_[t].lastAccess = clock_;
+  // A block's copy holds the last access: an earlier one still bounds the
+  // score from below, but no longer from above, as the rounding allowance
+  // needs. Lookahead's bounds do not read it.
+  if (options_.policy != Policy::Lookahead)
+    touchBlockOf(t);
 }
 
 Simulator::ScoreTerms Simulator::scoreTerms(TensorId t, const Arena &region,
                                              int64_t offset, int64_t size) {
-  Value &v = values_[t];
+  const Value &v = values_[t];
   if (options_.policy == Policy::Lookahead) {
-    // A value nothing reads again directly is wanted only by
-    // recomputations, if at all: as far away as the step goes. The ops
-    // only advance, so a read found after an earlier op is still the next
-    // until the current op reaches it.
-    if (!boundedSearch_ || v.nextRead <= currentOp_) {
-      const std::vector<OpId> &readers = a_.readers[t];
-      auto next =
-          std::upper_bound(readers.begin(), readers.end(), currentOp_);
-      v.nextRead = next != readers.end() ? *next : OpId(g_.ops.size());
-    }
-    const OpId at = v.nextRead;
-    const double distance = double(std::max<OpId>(at - currentOp_, 1));
+    const OpId at = nextRead(t);
+    const double distance = readDistance(at, now());
     // A window's bytes are fixed by the request; single victims are
     // compared per byte they free.
     const double bytes = options_.slidingWindow ? 1.0 : double(size);
     return {distance * bytes, at};
   }
-  const double staleness =
-      std::max(clock_ - v.lastAccess, kStalenessEpsilon);
+  const double staleness = stalenessSince(v.lastAccess, now());
   switch (options_.policy) {
   case Policy::DTR:
     return {staleness * double(size), kNone};
@@ -597,16 +777,19 @@ Simulator::ScoreTerms Simulator::scoreTerms(TensorId t, const Arena &region,
 void Simulator::rememberNeighbourhoodCost(TensorId t, double cost) {
   // Past kMaxNeighbourGroups a group may count twice, and a merge can then
   // lower the sum: no floor.
-  if (values_[t].producerNeighbours <= kMaxNeighbourGroups)
+  if (values_[t].producerNeighbours <= kMaxNeighbourGroups) {
     values_[t].remembered = {cost, groups_.subtracted(), kNone};
+    copyRememberedCost(t);
+  }
 }
 
 double Simulator::score(TensorId t, const ScoreTerms &terms) {
   ++plan_.stats.piecesScored;
   if (options_.policy == Policy::Lookahead) {
     // The bounded search walks a chain once until what it read changes.
-    double cost =
-        boundedSearch_ ? rememberedChainCost(t, terms.nextRead) : -1;
+    double cost = boundedSearch_
+                      ? rememberedChainCost(values_[t], terms.nextRead)
+                      : -1;
     if (cost < 0)
       cost = recomputeChainCost(t, terms.nextRead, boundedSearch_);
     return cost / terms.denominator;
@@ -616,35 +799,25 @@ double Simulator::score(TensorId t, const ScoreTerms &terms) {
   return cost / terms.denominator;
 }
 
-double Simulator::scoreLowerBound(TensorId t, const ScoreTerms &terms) const {
+double Simulator::scoreLowerBound(const Value &v,
+                                  const ScoreTerms &terms) const {
   if (options_.policy == Policy::Lookahead) {
     // A remembered chain cost is the score's own numerator.
-    const double remembered = rememberedChainCost(t, terms.nextRead);
-    return (remembered >= 0 ? remembered : values_[t].producerCost) /
+    const double remembered = rememberedChainCost(v, terms.nextRead);
+    return (remembered >= 0 ? remembered : v.producerCost) /
            terms.denominator;
   }
-  double cost = values_[t].producerCost;
-  const RememberedCost &floor = values_[t].remembered;
-  if (floor.cost > cost) {
-    // Since the floor was taken, groups gained by merges and new members
-    // and lost at most what subtract() took; the slack covers the
-    // rounding of the sums, each within a few epsilon of madeCost().
-    constexpr double kSlack = 1e-9;
-    const double lost = groups_.subtracted() - floor.subtractedBefore;
-    cost = std::max(cost, floor.cost - lost -
-                              kSlack * (floor.cost + groups_.madeCost()));
-  }
-  return cost / terms.denominator;
+  return neighbourhoodCostBound(v.producerCost, v.remembered.cost,
+                                v.remembered.subtractedBefore, now()) /
+         terms.denominator;
 }
 
-double Simulator::scoreUpperCost(TensorId t) const {
+Simulator::UpperCost Simulator::scoreUpperCostTerms(const Value &v) const {
   // A chain runs each op at most once; a neighbourhood adds at most one
   // group per input and output of the producer. Doubled for rounding.
   if (options_.policy == Policy::Lookahead)
-    return 2 * totalOpCost_;
-  const Value &v = values_[t];
-  return 2 *
-         (v.producerCost + double(v.producerNeighbours) * groups_.madeCost());
+    return {2 * totalOpCost_, 0};
+  return {2 * v.producerCost, 2 * double(v.producerNeighbours)};
 }
 
 bool Simulator::chooseWindow(const Arena &region, int64_t size,
@@ -654,15 +827,38 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
   // last recorded wins. Barriers and pieces that hold `size` bytes alone
   // cut the pieces into runs whose sums start afresh, so a run none of
   // whose windows can be recorded is skipped unscored.
+  ++searches_;
   bool found = false;
   double bestCost = 0;
   const Arena::Pieces pieces = region.piecesFrom(searchStart(region));
   const Arena::Iterator end = pieces.end();
   Arena::Iterator piece = pieces.begin();
+  size_t boundedBlock = std::numeric_limits<size_t>::max();
   while (piece != end) {
     // Once a window is recorded, the run is bounded as it is walked, while
-    // each value's record is at hand.
+    // each value's record is at hand; and the first run that starts in a
+    // block finds whether any window inside the block could be recorded.
+    // Where none could, the runs that lie inside it are passed unwalked:
+    // the walk goes on from the start of its last run, which may go on
+    // into the next block.
     const bool bounded = boundedSearch_ && found;
+    if (bounded && piece.block() != boundedBlock) {
+      boundedBlock = piece.block();
+      const double threshold = cheaperThan(bestCost);
+      if (blockCostsAtLeast(region, boundedBlock, size, threshold)) {
+        // The next block too, and the run that may cross into it: the
+        // walk goes on from the last run of the last block passed.
+        while (boundedBlock + 1 < region.blockCount() &&
+               blockCostsAtLeast(region, boundedBlock + 1, size, threshold) &&
+               crossingCostsAtLeast(region, boundedBlock, size, threshold)) {
+          ++boundedBlock;
+          piece = region.iteratorAt(boundedBlock, 0);
+        }
+        piece = lastRunStart(region, piece, size);
+      }
+      if (piece == end)
+        break;
+    }
     double upperCosts = 0;
     double leastDenominator = std::numeric_limits<double>::infinity();
     run_.clear();
@@ -677,8 +873,8 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
         const ScoreTerms terms = scoreTerms(p.owner, region, p.offset, p.size);
         double lowerBound = 0;
         if (bounded) {
-          lowerBound = scoreLowerBound(p.owner, terms);
-          upperCosts += scoreUpperCost(p.owner);
+          lowerBound = scoreLowerBound(values_[p.owner], terms);
+          upperCosts += scoreUpperCost(values_[p.owner]);
           leastDenominator = std::min(leastDenominator, terms.denominator);
         }
         run_.push_back({p.size, p.owner, terms, lowerBound, 0.0});
@@ -724,14 +920,8 @@ bool Simulator::runCostsAtLeast(int64_t size, double threshold,
                 });
   if (!(lowest >= threshold))
     return false; // the rounding only takes from it
-  // Each addition or subtraction of a sliding sum, of the bounds here as
-  // of the scores, rounds by at most epsilon times the running sum, which
-  // stays below upperSum, the sum of the slots' scoreUpperBound().
   auto costsAtLeast = [&](double upperSum) {
-    const double rounding = 8.0 * double(run_.size() + 1) *
-                            std::numeric_limits<double>::epsilon() *
-                            (upperSum + lowest);
-    return lowest - rounding >= threshold;
+    return slidingSumsAtLeast(lowest, run_.size(), upperSum, threshold);
   };
   // Twice the upper costs over the least denominator is more than that sum
   // however it rounds: one division per run. Where that decides nothing,
@@ -741,27 +931,266 @@ bool Simulator::runCostsAtLeast(int64_t size, double threshold,
   double upperSum = 0;
   for (const WindowSlot &slot : run_)
     if (slot.owner != Arena::kFree)
-      upperSum += scoreUpperBound(slot.owner, slot.terms);
+      upperSum += scoreUpperBound(values_[slot.owner], slot.terms);
   return costsAtLeast(upperSum);
 }
 
 template <typename OnWindow>
 void Simulator::forEachWindow(int64_t size, double WindowSlot::*value,
                               OnWindow onWindow) {
-  // Grow `hi` until the window holds `size` bytes, then shrink from `lo`.
-  size_t lo = 0;
-  int64_t bytes = 0;
-  double sum = 0;
-  for (size_t hi = 0; hi < run_.size(); ++hi) {
-    bytes += run_[hi].size;
-    sum += run_[hi].*value;
-    while (bytes >= size) {
-      onWindow(sum, lo, hi);
-      bytes -= run_[lo].size;
-      sum -= run_[lo].*value;
-      ++lo;
+  forEachWindowOf(
+      run_.size(), size, [&](size_t i) { return run_[i].size; },
+      [&](size_t i) { return run_[i].*value; }, onWindow);
+}
+
+Simulator::BlockCopy *Simulator::blockCopy(const Arena &region,
+                                           size_t block) {
+  std::vector<BlockCopy> &all = blockCopies(region);
+  if (all.size() < region.blockCount())
+    all.resize(region.blockCount());
+  BlockCopy &copy = all[block];
+  const uint64_t stamp = region.blockStamp(block);
+  if (copy.stamp == stamp && currentOp_ <= copy.validThrough)
+    return &copy;
+  // A block that changed since an earlier search asked is walked rather
+  // than copied: it may well change again before the next.
+  if (copy.askedStamp != stamp) {
+    copy.askedStamp = stamp;
+    copy.askedSearch = searches_;
+    return nullptr;
+  }
+  if (copy.askedSearch == searches_)
+    return nullptr;
+  copyBlock(region, block, copy);
+  return &copy;
+}
+
+void Simulator::copyBlock(const Arena &region, size_t block,
+                          BlockCopy &copy) {
+  const bool lookahead = options_.policy == Policy::Lookahead;
+  copy.stamp = region.blockStamp(block);
+  copy.validThrough = kForever;
+  copy.boundsSearch = 0;
+  copy.sizes.clear();
+  copy.cuts.clear();
+  copy.lowerCosts.clear();
+  copy.floorCosts.clear();
+  copy.floorSubtractedBefore.clear();
+  copy.times.clear();
+  copy.upperCosts.clear();
+  copy.upperFixed = 0;
+  copy.upperPerMadeCost = 0;
+  // A free piece costs nothing, whenever.
+  const double neverRead = double(g_.ops.size());
+  auto add = [&](const Arena::Piece &p, double lowerCost,
+                 const RememberedCost &floor, double time, UpperCost upper) {
+    copy.upperCosts.push_back(upper);
+    copy.sizes.push_back(p.size);
+    copy.lowerCosts.push_back(lowerCost);
+    copy.floorCosts.push_back(floor.cost);
+    copy.floorSubtractedBefore.push_back(floor.subtractedBefore);
+    copy.times.push_back(time);
+  };
+  for (const Arena::Piece &p : region.blockPieces(block)) {
+    ++plan_.stats.piecesScanned;
+    const Value *v = p.owner >= 0 ? &values_[p.owner] : nullptr;
+    // A value that may be evicted only from a later op is a barrier until
+    // then; a workspace, or a value whose ops have passed or that has
+    // none, stays one.
+    const OpId from = v ? std::max(v->evictableFrom, currentOp_) : 0;
+    if (!v || from > v->evictableUntil) {
+      if (p.owner != Arena::kFree)
+        copy.cuts.push_back(copy.sizes.size());
+      add(p, 0, RememberedCost(), lookahead ? neverRead : clock_, {0, 0});
+      continue;
+    }
+    if (from > currentOp_) {
+      copy.validThrough = std::min<OpId>(copy.validThrough, from - 1);
+      copy.cuts.push_back(copy.sizes.size());
+    }
+    const UpperCost upper = scoreUpperCostTerms(*v);
+    if (lookahead) {
+      // Until the op reaches the read, the distance only shrinks.
+      const OpId read = nextRead(p.owner);
+      copy.validThrough = std::min<OpId>(copy.validThrough, read - 1);
+      const double remembered = rememberedChainCost(*v, read);
+      add(p, remembered >= 0 ? remembered : v->producerCost,
+          RememberedCost(), double(read), upper);
+    } else {
+      // The last access stays (access() touches the block).
+      add(p, v->producerCost, v->remembered, v->lastAccess, upper);
+      const double staleness = stalenessSince(v->lastAccess, now());
+      copy.upperFixed += upper.fixed / staleness;
+      copy.upperPerMadeCost += upper.perMadeCost / staleness;
     }
   }
+  if (lookahead) {
+    // Each over the least distance to its read while the copy holds.
+    Progress latest = now();
+    latest.op = copy.validThrough;
+    copy.upperFixed = upperScoreSum(copy, latest);
+  }
+}
+
+void Simulator::copyRememberedCost(TensorId t) {
+  const Placement &p = placements_[t];
+  if (!p.region || blockCopies(*p.region).empty())
+    return;
+  const Arena::Iterator piece = p.region->piecesFrom(p.offset).first;
+  std::vector<BlockCopy> &copies = blockCopies(*p.region);
+  if (piece.block() >= copies.size())
+    return;
+  BlockCopy &copy = copies[piece.block()];
+  if (copy.stamp != p.region->blockStamp(piece.block()))
+    return;
+  const RememberedCost &memo = values_[t].remembered;
+  const size_t i = piece.index();
+  if (options_.policy != Policy::Lookahead) {
+    copy.floorCosts[i] = memo.cost;
+    copy.floorSubtractedBefore[i] = memo.subtractedBefore;
+  } else if (copy.times[i] == double(memo.at)) {
+    copy.lowerCosts[i] = memo.cost;
+  }
+}
+
+double Simulator::lowestWindowBound(BlockCopy &copy, int64_t size,
+                                    const Progress &at) {
+  const size_t count = copy.sizes.size();
+  copy.lowerBounds.resize(count);
+  double *lowerBounds = copy.lowerBounds.data();
+  const double *lowerCosts = copy.lowerCosts.data();
+  const double *times = copy.times.data();
+  if (options_.policy == Policy::Lookahead) {
+    for (size_t i = 0; i < count; ++i)
+      lowerBounds[i] = lowerCosts[i] / readDistance(OpId(times[i]), at);
+  } else {
+    const double *floorCosts = copy.floorCosts.data();
+    const double *floorSubtractedBefore = copy.floorSubtractedBefore.data();
+    for (size_t i = 0; i < count; ++i)
+      lowerBounds[i] = neighbourhoodCostBound(lowerCosts[i], floorCosts[i],
+                                              floorSubtractedBefore[i], at) /
+                       stalenessSince(times[i], at);
+  }
+  double lowest = std::numeric_limits<double>::infinity();
+  size_t first = 0;
+  auto windowsBefore = [&](size_t cut) {
+    forEachWindowOf(
+        cut - first, size, [&](size_t i) { return copy.sizes[first + i]; },
+        [&](size_t i) { return lowerBounds[first + i]; },
+        [&](double sum, size_t, size_t) { lowest = std::min(lowest, sum); });
+    first = cut + 1;
+  };
+  for (size_t cut : copy.cuts)
+    windowsBefore(cut);
+  windowsBefore(count);
+  return lowest;
+}
+
+double Simulator::upperScoreSum(const BlockCopy &copy,
+                                const Progress &at) const {
+  double sum = 0;
+  for (size_t i = 0; i < copy.sizes.size(); ++i) {
+    const UpperCost &upper = copy.upperCosts[i];
+    const double denominator =
+        options_.policy == Policy::Lookahead
+            ? readDistance(OpId(copy.times[i]), at)
+            : stalenessSince(copy.times[i], at);
+    sum += (upper.fixed + upper.perMadeCost * at.madeCost) / denominator;
+  }
+  return sum;
+}
+
+bool Simulator::blockCostsAtLeast(const Arena &region, size_t block,
+                                  int64_t size, double threshold) {
+  // Every piece that may be a victim while the copy holds gets a lower
+  // bound on its score from the copy, as scoreLowerBound() would take it
+  // now; the windows lie between the pieces that cannot be victims.
+  BlockCopy *copyOrNull = blockCopy(region, block);
+  if (!copyOrNull)
+    return false;
+  BlockCopy &copy = *copyOrNull;
+  const Progress current = now();
+  if (copy.boundsSearch != searches_) {
+    copy.lowest = lowestWindowBound(copy, size, current);
+    copy.boundsSearch = searches_;
+  }
+  const double lowest = copy.lowest;
+  if (lowest == std::numeric_limits<double>::infinity())
+    return true; // no window at all
+  if (!(lowest >= threshold))
+    return false; // the rounding only takes from it
+  // The sum of the pieces' upper bounds bounds every run's sums in the
+  // block: first as the copy took it, then as it is now.
+  const size_t count = copy.sizes.size();
+  if (slidingSumsAtLeast(
+          lowest, count,
+          copy.upperFixed + current.madeCost * copy.upperPerMadeCost,
+          threshold))
+    return true;
+  return slidingSumsAtLeast(lowest, count, upperScoreSum(copy, current),
+                            threshold);
+}
+
+bool Simulator::crossingCostsAtLeast(const Arena &region, size_t block,
+                                     int64_t size, double threshold) {
+  const std::vector<BlockCopy> &copies = blockCopies(region);
+  const BlockCopy &low = copies[block], &high = copies[block + 1];
+  // A run ends at the first piece that cannot be a victim, or that holds
+  // `size` bytes alone, and the next starts after the last.
+  auto boundary = [&](const BlockCopy &copy, size_t i) {
+    return copy.sizes[i] >= size ||
+           std::binary_search(copy.cuts.begin(), copy.cuts.end(), i);
+  };
+  size_t highCount = 0;
+  while (highCount < high.sizes.size() && !boundary(high, highCount))
+    ++highCount;
+  if (highCount == high.sizes.size())
+    return false;
+  // A piece that holds `size` alone ends the run with it.
+  if (!std::binary_search(high.cuts.begin(), high.cuts.end(), highCount))
+    ++highCount;
+  size_t lowFirst = low.sizes.size();
+  while (lowFirst > 0 && !boundary(low, lowFirst - 1))
+    --lowFirst;
+  const size_t lowCount = low.sizes.size() - lowFirst;
+  auto slot = [&](size_t i, auto member) {
+    return i < lowCount ? (low.*member)[lowFirst + i]
+                        : (high.*member)[i - lowCount];
+  };
+  double lowest = std::numeric_limits<double>::infinity();
+  forEachWindowOf(
+      lowCount + highCount, size,
+      [&](size_t i) { return slot(i, &BlockCopy::sizes); },
+      [&](size_t i) { return slot(i, &BlockCopy::lowerBounds); },
+      [&](double sum, size_t, size_t) { lowest = std::min(lowest, sum); });
+  if (lowest == std::numeric_limits<double>::infinity())
+    return true;
+  const Progress current = now();
+  const size_t count = low.sizes.size() + high.sizes.size();
+  return slidingSumsAtLeast(
+             lowest, count,
+             low.upperFixed + high.upperFixed +
+                 current.madeCost *
+                     (low.upperPerMadeCost + high.upperPerMadeCost),
+             threshold) ||
+         slidingSumsAtLeast(lowest, count,
+                            upperScoreSum(low, current) +
+                                upperScoreSum(high, current),
+                            threshold);
+}
+
+Arena::Iterator Simulator::lastRunStart(const Arena &region,
+                                        Arena::Iterator from, int64_t size) {
+  const std::vector<Arena::Piece> &pieces = region.blockPieces(from.block());
+  for (size_t i = pieces.size(); i-- > from.index();) {
+    ++plan_.stats.piecesScanned;
+    const Arena::Piece &p = pieces[i];
+    const bool victim = p.owner == Arena::kFree ||
+                        (p.owner >= 0 && evictableNow(p.owner));
+    if (!victim || p.size >= size)
+      return region.iteratorAt(from.block(), i + 1);
+  }
+  return from;
 }
 
 TensorId Simulator::chooseLowestScore(const Arena &region) {
@@ -780,7 +1209,7 @@ TensorId Simulator::chooseLowestScore(const Arena &region) {
     const ScoreTerms terms =
         scoreTerms(owner, region, piece->offset, piece->size);
     if (boundedSearch_ && victim != kNone &&
-        scoreLowerBound(owner, terms) >= best)
+        scoreLowerBound(values_[owner], terms) >= best)
       continue;
     double s = score(owner, terms);
     if (victim == kNone || s < best) {
@@ -1000,11 +1429,11 @@ Status Simulator::execute(OpId k, bool isRecompute) {
   clock_ += op.costUs;
   plan_.stats.executedCostUs += op.costUs;
   for (TensorId in : isRecompute ? a_.recomputeReads[k] : op.inputs)
-    values_[a_.content[in]].lastAccess = clock_;
+    access(a_.content[in]);
   for (TensorId out : op.outputs) {
     if (isDiscarded(out))
       continue;
-    values_[out].lastAccess = clock_;
+    access(out);
     values_[out].pinned = false;
   }
   if (isRecompute)
@@ -1142,7 +1571,7 @@ Status Simulator::runOp(OpId k) {
     Instruction ins;
     ins.op = k;
     plan_.instructions.push_back(std::move(ins));
-    values_[a_.content[op.inputs[0]]].lastAccess = clock_;
+    access(a_.content[op.inputs[0]]);
   } else {
     Status st = execute(k, /*isRecompute=*/false);
     if (!st)

@@ -42,6 +42,19 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
       listOnce(a.neighbourOps[a.content[out]]);
   }
 
+  a.producerNeighbourStart.reserve(n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    a.producerNeighbourStart.push_back(int64_t(a.producerNeighbours.size()));
+    if (g.tensors[i].producer == kNone)
+      continue;
+    const Op &producer = g.ops[g.tensors[i].producer];
+    for (TensorId in : producer.inputs)
+      a.producerNeighbours.push_back(a.content[in]);
+    for (TensorId out : producer.outputs)
+      a.producerNeighbours.push_back(a.content[out]);
+  }
+  a.producerNeighbourStart.push_back(int64_t(a.producerNeighbours.size()));
+
   // The final version of a persistent storage is the one produced last.
   std::vector<TensorId> finalVersion(n, kNone);
   for (size_t i = 0; i < n; ++i) {

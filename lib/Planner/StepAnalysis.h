@@ -32,6 +32,13 @@ struct StepAnalysis {
   /// Per content: the ops that read or write it (or a view of it),
   /// ascending: their outputs' e* neighbourhoods include it.
   std::vector<std::vector<OpId>> neighbourOps;
+  /// Per value: the contents of its producer's inputs, then outputs, in
+  /// order and with repeats (none for an argument), at
+  /// [producerNeighbourStart[t], producerNeighbourStart[t + 1]) of
+  /// producerNeighbours: what its e* neighbourhood cost reads, in one
+  /// place instead of behind the producer and its operand lists.
+  std::vector<int64_t> producerNeighbourStart;
+  std::vector<TensorId> producerNeighbours;
   /// Per op: a recomputation writes its in-place outputs to discarded
   /// scratch (Op::discardableInPlace, every in-place output persistent).
   std::vector<char> discardsInPlace;

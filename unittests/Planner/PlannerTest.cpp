@@ -574,6 +574,11 @@ TEST(Arena, ThousandsOfPiecesMatchOneOrderedMap) {
   std::mt19937 random(7);
   std::vector<int64_t> live;
   size_t mostLive = 0;
+  // Per block stamp, the block's pieces when last seen: a block whose
+  // stamp is the same must hold the same pieces.
+  std::map<uint64_t, std::vector<std::tuple<int64_t, int64_t, int32_t>>>
+      blocksByStamp;
+  size_t blocksKept = 0;
   for (int32_t step = 0; step < 20000; ++step) {
     const bool grow = step >= 12000     ? random() % 4 == 0
                       : live.size() < 3000 ? random() % 4 != 0
@@ -602,6 +607,31 @@ TEST(Arena, ThousandsOfPiecesMatchOneOrderedMap) {
         layout.emplace_back(piece.offset, piece.size, piece.owner);
       ASSERT_EQ(layout, reference.layout()) << "step " << step;
       ASSERT_EQ(arena.pieceCount(), layout.size());
+      std::vector<std::tuple<int64_t, int64_t, int32_t>> concatenated;
+      std::map<uint64_t, std::vector<std::tuple<int64_t, int64_t, int32_t>>>
+          seen;
+      for (size_t b = 0; b < arena.blockCount(); ++b) {
+        std::vector<std::tuple<int64_t, int64_t, int32_t>> &pieces =
+            seen[arena.blockStamp(b)];
+        for (const Arena::Piece &piece : arena.blockPieces(b))
+          pieces.emplace_back(piece.offset, piece.size, piece.owner);
+        concatenated.insert(concatenated.end(), pieces.begin(), pieces.end());
+        ASSERT_EQ(arena.iteratorAt(b, 0)->offset, std::get<0>(pieces[0]));
+        auto before = blocksByStamp.find(arena.blockStamp(b));
+        if (before != blocksByStamp.end()) {
+          ASSERT_EQ(before->second, pieces) << "step " << step;
+          ++blocksKept;
+        }
+      }
+      ASSERT_EQ(seen.size(), arena.blockCount()); // no stamp twice
+      ASSERT_EQ(concatenated, layout);
+      blocksByStamp = std::move(seen);
+      // Touching a piece gives its block a new stamp.
+      const size_t block = size_t(random() % arena.blockCount());
+      const uint64_t stamp = arena.blockStamp(block);
+      arena.touch(arena.blockPieces(block).back().offset);
+      ASSERT_NE(arena.blockStamp(block), stamp);
+      blocksByStamp.erase(stamp);
       // The walks start at an address that need not start a piece.
       const int64_t from = int64_t(random() % kBytes);
       auto first = std::lower_bound(
@@ -615,6 +645,7 @@ TEST(Arena, ThousandsOfPiecesMatchOneOrderedMap) {
   }
   EXPECT_GT(mostLive, 2000u);
   EXPECT_LT(live.size(), 100u);
+  EXPECT_GT(blocksKept, 0u); // some blocks outlast 97 steps unchanged
 }
 
 } // namespace

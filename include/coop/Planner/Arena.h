@@ -52,6 +52,9 @@ public:
         return &blocks[block_ + 1][index];
       return nullptr;
     }
+    /// Where it is: its block (Arena::blockPieces()) and its index there.
+    size_t block() const { return block_; }
+    size_t index() const { return index_; }
     bool operator==(const Iterator &other) const {
       return block_ == other.block_ && index_ == other.index_;
     }
@@ -102,6 +105,23 @@ public:
   Pieces piecesFrom(int64_t offset) const;
   size_t pieceCount() const { return pieceCount_; }
 
+  /// The blocks of contiguous pieces (see blocks_), for searches that keep
+  /// something per block: a block's pieces, and its stamp, which changes
+  /// whenever a piece in it does or touch() names one, and is never reused
+  /// for another block, so something kept with a stamp is current while
+  /// the block's stamp is that stamp.
+  size_t blockCount() const { return blocks_.size(); }
+  const std::vector<Piece> &blockPieces(size_t block) const {
+    return blocks_[block];
+  }
+  uint64_t blockStamp(size_t block) const { return blockStamps_[block]; }
+  /// The piece at `index` of `block`, or the next block's first where
+  /// `index` is the block's size.
+  Iterator iteratorAt(size_t block, size_t index) const;
+  /// Something kept about the piece at `offset` (which must exist) changed
+  /// outside the arena: its block gets a new stamp.
+  void touch(int64_t offset) { restamp(blockOf(offset)); }
+
 private:
   /// A piece's place: its block and its index in the block.
   struct Position {
@@ -111,6 +131,8 @@ private:
   Piece &at(Position p) { return blocks_[p.block][p.index]; }
   /// The piece that starts at `offset` (which must exist).
   Position find(int64_t offset) const;
+  /// The block that holds `offset`.
+  size_t blockOf(int64_t offset) const;
   /// The neighbours of `p` in address order; false at either end.
   bool previous(Position p, Position *out) const;
   bool next(Position p, Position *out) const;
@@ -119,6 +141,7 @@ private:
   /// Splits `block` when it is too long, joins it to a neighbour when too
   /// short, and keeps its start in blockStarts_.
   void rebalance(size_t block);
+  void restamp(size_t block) { blockStamps_[block] = ++lastStamp_; }
   void addFree(int64_t offset, int64_t size);
   void removeFree(int64_t offset, int64_t size);
   int64_t take(int64_t pieceOffset, int64_t pieceSize, int64_t size,
@@ -131,9 +154,11 @@ private:
   /// kMaxBlockPieces (and, past one block, at least a quarter of that but
   /// for the last) so that a walk reads contiguous memory and an insert or
   /// erase moves one block; blockStarts_ holds each block's first offset
-  /// for lookups.
+  /// for lookups, and blockStamps_ its stamp (blockStamp()).
   std::vector<std::vector<Piece>> blocks_;
   std::vector<int64_t> blockStarts_;
+  std::vector<uint64_t> blockStamps_;
+  uint64_t lastStamp_ = 0;
   size_t pieceCount_ = 0;
   std::set<std::pair<int64_t, int64_t>> freeBySize_; // (size, offset)
 };
