@@ -478,6 +478,14 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
                             search.triedAny() && search.scheduleMissed();
     return candidate.ranThorough;
   };
+  // A candidate planned thoroughly for `perMille` of the budget (its
+  // schedule, if any, made again for that budget).
+  auto planBelow = [&](Candidate candidate, int perMille) {
+    candidate.budgetPerMille = perMille;
+    candidate.schedule = nullptr;
+    candidate.redundant = false;
+    return search.consider(candidate, true);
+  };
   auto rounds = [&](std::vector<Candidate> &round, bool firstPair) {
     std::vector<std::pair<CandidateSearch::Rank, Candidate>> ranked;
     std::vector<std::pair<CandidateSearch::Rank, Candidate>> thoroughPlans;
@@ -485,8 +493,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
       if (firstPair && search.belowMissedPeak(candidate)) {
         candidate.deferred = true;
         deferred.push_back(candidate);
-      }
-      else if (thoroughAtOnce(candidate)) {
+      } else if (thoroughAtOnce(candidate)) {
         // Its plan competes, but it leads nothing: not a quick plan.
         const CandidateSearch::Rank rank = search.consider(candidate, true);
         if (rank.planned)
@@ -507,12 +514,9 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
     // plan.
     for (const auto &[rank, candidate] : thoroughPlans)
       if (ranked.empty() || rank < ranked.front().first)
-        for (int perMille : {960, 920, 880}) {
-          Candidate below = candidate;
-          below.budgetPerMille = perMille;
-          if (!search.consider(below, true).planned)
+        for (int perMille : {960, 920, 880})
+          if (!planBelow(candidate, perMille).planned)
             break;
-        }
     // Right after the leader, before the time limit can cut them, and only
     // when it planned at once (where nothing did, a smaller budget is a
     // waste of the time left): the two best candidates planned for 3/4 and
@@ -525,13 +529,8 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         continue;
       for (int perMille : {750, 875})
         for (size_t leader = 0; leader < std::min<size_t>(2, ranked.size());
-             ++leader) {
-          Candidate below = ranked[leader].second;
-          below.budgetPerMille = perMille;
-          below.schedule = nullptr;
-          below.redundant = false;
-          search.consider(below, true);
-        }
+             ++leader)
+          planBelow(ranked[leader].second, perMille);
     }
   };
   rounds(candidates, /*firstPair=*/true);
