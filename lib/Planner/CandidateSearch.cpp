@@ -71,7 +71,8 @@ struct Candidate {
   bool partition = true;
   /// Its quick round's run was already thorough.
   bool ranThorough = false;
-  /// Put off to the second pair of rounds (this is the first list's copy).
+  /// Put off to the second pair of rounds, where a copy of it runs: the
+  /// first list's entry is then not run again one-ended, the copy is.
   bool deferred = false;
   std::shared_ptr<const EvictionSchedule> schedule;
   /// No schedule of its own: its target is below the floor, the greedy
