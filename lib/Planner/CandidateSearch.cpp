@@ -398,6 +398,8 @@ Status CandidateSearch::finish(Plan *out) {
 } // namespace
 
 Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
+  if (Status st = checkAlignment(options); !st)
+    return st;
   CandidateSearch search(graph, options);
   // The schedule without evictions, packed offline, first: where it fits,
   // nothing recomputes less. It cannot fit below the live bytes' peak.

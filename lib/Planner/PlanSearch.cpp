@@ -183,8 +183,8 @@ bool costsLess(const PlanStats &a, const PlanStats &b) {
 }
 
 Status plan(const Graph &graph, const PlanOptions &options, Plan *out) {
-  if (options.alignment <= 0) // before the analysis divides by it
-    return Status::error("alignment must be positive");
+  if (Status st = checkAlignment(options); !st)
+    return st;
   return plan(graph, options, analyse(graph, options), out);
 }
 

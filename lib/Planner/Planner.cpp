@@ -1635,8 +1635,6 @@ Status Simulator::run() {
   for (size_t t = 0; t < g_.tensors.size(); ++t)
     setEvictableOps(TensorId(t));
   chainReaders_.resize(g_.tensors.size());
-  if (options_.alignment <= 0)
-    return Status::error("alignment must be positive");
   if (options_.budgetBytes < a_.floorBytes) {
     std::string message =
         "budget of " + std::to_string(options_.budgetBytes) +
@@ -1773,8 +1771,8 @@ Status replay(const Graph &graph, const PlanOptions &options,
 } // namespace
 
 Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
-  if (options.alignment <= 0) // before the analysis divides by it
-    return Status::error("alignment must be positive");
+  if (Status st = checkAlignment(options); !st)
+    return st;
   return simulate(graph, options, analyse(graph, options), out);
 }
 

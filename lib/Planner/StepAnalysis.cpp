@@ -240,6 +240,12 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
   return a;
 }
 
+Status checkAlignment(const PlanOptions &options) {
+  if (options.alignment <= 0)
+    return Status::error("alignment must be positive");
+  return Status::ok();
+}
+
 std::vector<TensorId> retainableSharedInputs(const Graph &g,
                                              const StepAnalysis &a) {
   std::vector<TensorId> retainable;

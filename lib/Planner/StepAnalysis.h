@@ -59,6 +59,9 @@ struct StepAnalysis {
 };
 
 StepAnalysis analyse(const Graph &g, const PlanOptions &options);
+/// analyse() divides by the alignment: simulate(), plan() and searchPlan()
+/// check it with this before they make one.
+Status checkAlignment(const PlanOptions &options);
 
 /// simulate() with the step's analysis for `options` already made: plan()
 /// simulates one step in many arenas, and the analysis depends on none of

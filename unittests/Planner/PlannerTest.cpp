@@ -134,7 +134,8 @@ TEST(Planner, NonPositiveAlignmentIsAnErrorNotACrash) {
       o.alignment = alignment;
       o.offlinePacking = packing;
       Plan p;
-      for (Status st : {plan(m.g, o, &p), simulate(m.g, o, &p)}) {
+      for (Status st : {plan(m.g, o, &p), simulate(m.g, o, &p),
+                        searchPlan(m.g, o, &p)}) {
         ASSERT_FALSE(st);
         EXPECT_EQ(st.message(), "alignment must be positive");
       }
