@@ -562,7 +562,7 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
     }
     const Gap &gap = gaps[best];
     taken[best] = 1;
-    const Price bestPrice = prices[best];
+    const Price &bestPrice = prices[best]; // taken: never priced again
     // What this choice changes: its value's absences, those it ends early
     // (and where the recomputations that re-run ops for them end), where
     // the values its recomputations read are read, and which re-run ops.
