@@ -550,7 +550,6 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         if (list == &deferred || !candidate.deferred) {
           oneEnded.push_back(candidate);
           oneEnded.back().partition = false;
-          oneEnded.back().ranThorough = false;
         }
     rounds(oneEnded, /*firstPair=*/false);
   }
