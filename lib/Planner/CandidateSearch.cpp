@@ -169,8 +169,12 @@ public:
   /// end). Quick: one simulation in the budget's arena (a scheduled
   /// candidate's unbounded one first), no replays after a failure.
   /// Thorough: plan() as the options ask (replays, simulated arenas), until
-  /// the deadline.
-  Rank consider(Candidate &candidate, bool thorough);
+  /// the deadline. A rescue (a thorough run with no quick plan behind it)
+  /// stops at half the time left: near the floor the replays of one
+  /// candidate that fails anyway took the whole limit (DenseNet-121 at
+  /// r = 0.1406: coop retaining shared inputs, 2.9 s, before dtr, which
+  /// plans in 0.4 s, had run).
+  Rank consider(Candidate &candidate, bool thorough, bool rescue = false);
   /// Whether `candidate` would schedule for a target below the peak where
   /// a schedule counting the same way stopped, short of its own target:
   /// the greedy mostly stops there again (on the BiLSTM at r <= 0.7 every
@@ -222,6 +226,13 @@ private:
                       candidate.targetPerMille);
   }
 
+  /// The deadline halfway from now to the search's: the most one slow
+  /// piece of work may take, so that the rest of the search keeps time.
+  std::chrono::steady_clock::time_point halfTheTimeLeft() const {
+    const auto now = std::chrono::steady_clock::now();
+    return options_.deadline > now ? now + (options_.deadline - now) / 2
+                                   : options_.deadline;
+  }
   /// Computes `candidate`'s schedule, or marks it redundant.
   void schedule(Candidate &candidate);
   /// The step's analysis for every candidate that recomputes: they differ
@@ -264,11 +275,9 @@ void CandidateSearch::schedule(Candidate &candidate) {
   // (on the BiLSTM at r = 0.70 the held-bytes long-chain schedule with
   // values away from their producer takes 18 s unlimited, most schedules
   // 0.1 s).
-  const auto now = std::chrono::steady_clock::now();
-  const auto deadline =
-      tried_.empty() ? std::chrono::steady_clock::time_point::max()
-      : options_.deadline > now ? now + (options_.deadline - now) / 2
-                                : options_.deadline;
+  const auto deadline = tried_.empty()
+                            ? std::chrono::steady_clock::time_point::max()
+                            : halfTheTimeLeft();
   ScheduledEvictions scheduled =
       scheduleEvictions(graph_, step, options_.alignment, target,
                         candidate.kind.rebuilt, candidate.kind.chains,
@@ -298,7 +307,7 @@ void CandidateSearch::schedule(Candidate &candidate) {
 }
 
 CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
-                                                bool thorough) {
+                                                bool thorough, bool rescue) {
   if (found_ && best_.stats.recomputeCount == 0)
     return Rank(); // nothing recomputes less
   if (!tried_.empty() && deadlinePassed(options_)) {
@@ -328,6 +337,8 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   // still gets one attempt.
   if (tried_.empty())
     options.deadline = std::chrono::steady_clock::time_point::max();
+  else if (rescue)
+    options.deadline = halfTheTimeLeft();
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
@@ -408,10 +419,18 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
     Candidate withoutEvictions{Policy::None, true};
     search.consider(withoutEvictions, /*thorough=*/true);
   }
+  // The policies alone first: a quick run of each costs one simulation
+  // (milliseconds), where a schedule's greedy near the floor can cost
+  // seconds, so whatever coop, dtr or dte plans at once is found before
+  // the time limit can cut it.
+  std::vector<Candidate> candidates;
+  for (Policy policy : {Policy::Lookahead, Policy::Coop, Policy::DTR,
+                        Policy::DTE})
+    candidates.push_back({policy, true});
+  const size_t firstSchedule = candidates.size();
   // Schedules aim at the budget first, then below it (headroom for the
   // simulator's contiguity and the packing's leftovers), then above it (the
   // policy makes the last evictions where they fit best).
-  std::vector<Candidate> candidates;
   // Where a target is out of the greedy's reach with the margin of every
   // rebuilt value (near the floor), again counting what is really held.
   // Short recompute chains, then long ones: neither is better everywhere.
@@ -421,13 +440,10 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
       for (int perMille : {1000, 970, 940, 1030})
         candidates.push_back(
             {Policy::Lookahead, true, perMille, {rebuilt, chains}});
-  for (Policy policy : {Policy::Lookahead, Policy::Coop, Policy::DTR,
-                        Policy::DTE})
-    candidates.push_back({policy, true});
   // The long-chain schedules again, values also away from right after
   // their producer: better on the CNNs at r = 0.5 (ResNet-50 7.48 -> 7.14 %),
-  // worse on the BiLSTM's gates; after the policies, where the time limit
-  // cuts them first on the largest steps.
+  // worse on the BiLSTM's gates; after the other schedules, where the time
+  // limit cuts them first on the largest steps.
   for (RebuiltBytes rebuilt :
        {RebuiltBytes::EveryValue, RebuiltBytes::HeldAtOnce})
     for (int perMille : {1000, 970, 940, 1030})
@@ -451,7 +467,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
                           {RebuiltBytes::EveryValue, RecomputeChains::Long,
                            ScheduleGaps::BetweenReads, SiblingOutputs::Apart,
                            ChoicePick::CheapestCover}});
-  // Second, right after the first schedule, where the step has values that
+  // Right after the first schedule, where the step has values that
   // recomputations read after their last use and more than one op read (a
   // recurrent layer's input projection): coop keeping such a value once a
   // recomputation has rebuilt it, instead of every closure rebuilding it
@@ -463,7 +479,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // schedules can spend the time limit.
   Candidate retaining{Policy::Coop, true};
   retaining.retainSharedInputs = true;
-  candidates.insert(candidates.begin() + 1, retaining);
+  candidates.insert(candidates.begin() + firstSchedule + 1, retaining);
   // Last: a simulation that searches once per victim costs the most.
   candidates.push_back({Policy::Lookahead, false});
   const bool thoroughDiffers =
@@ -498,7 +514,8 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         deferred.push_back(candidate);
       } else if (thoroughAtOnce(candidate)) {
         // Its plan competes, but it leads nothing: not a quick plan.
-        const CandidateSearch::Rank rank = search.consider(candidate, true);
+        const CandidateSearch::Rank rank =
+            search.consider(candidate, true, /*rescue=*/true);
         if (rank.planned)
           thoroughPlans.push_back({rank, candidate});
         ranked.push_back({CandidateSearch::Rank(), candidate});
@@ -527,7 +544,8 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
     // than what they find there.
     for (size_t i = 0; i < ranked.size(); ++i) {
       if (thoroughDiffers && !ranked[i].second.ranThorough)
-        search.consider(ranked[i].second, true);
+        search.consider(ranked[i].second, true,
+                        /*rescue=*/!ranked[i].first.planned);
       if (!firstPair || i > 0 || !ranked[i].first.planned)
         continue;
       for (int perMille : {750, 875})

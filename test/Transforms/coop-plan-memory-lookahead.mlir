@@ -29,14 +29,18 @@
 // LOOKAHEAD-NEXT: coop.evict %[[B]]
 // LOOKAHEAD-NEXT: coop.compute "aten.add"(%[[A]]
 
+// The policies come first, one quick simulation each; the first schedule
+// plans as lookahead does, and the first plan found of equal cost wins.
 // The schedule with long recompute chains makes the same evictions as the
-// first one: it is not simulated again (it would come second). The second
-// half of the candidates is the first again, placing from one end.
+// first one: it is not simulated again (it would follow the first). The
+// second half of the candidates is the first again, placing from one end.
 // SEARCH: coop-plan-memory @belady: policy lookahead, budget 2048 (2.00 KiB)
-// SEARCH-NEXT: plan search: 28 candidates tried; won: lookahead after evictions scheduled for 100.0 % of the budget, quick
-// SEARCH-NEXT: lookahead after evictions scheduled for 100.0 % of the budget, quick: 28.57 %
+// SEARCH-NEXT: plan search: 28 candidates tried; won: lookahead, quick
 // SEARCH-NEXT: lookahead, quick: 28.57 %
-// SEARCH: coop, quick: 42.86 %
+// SEARCH-NEXT: coop, quick: 42.86 %
+// SEARCH-NEXT: dtr, quick: 42.86 %
+// SEARCH-NEXT: dte, quick: 42.86 %
+// SEARCH-NEXT: lookahead after evictions scheduled for 100.0 % of the budget, quick: 28.57 %
 // SEARCH: coop, thorough: 42.86 %
 // Then every candidate again with one-ended placement.
 // SEARCH: lookahead after evictions scheduled for 100.0 % of the budget (one-ended placement), quick: 28.57 %

@@ -37,6 +37,23 @@ Status sweptStep(uint64_t seed, int32_t layerSpread, SweptStep *out) {
   return stepBounds(out->graph, out->options, &out->bounds);
 }
 
+/// Runs `body` on the first `seeds` swept steps at each budget `fractions`
+/// of the way from the floor to `none`'s arena (step.options.budgetBytes).
+template <typename Body>
+void forSweptBudgets(uint64_t seeds, std::initializer_list<double> fractions,
+                     Body body) {
+  for (uint64_t seed = 0; seed < seeds; ++seed) {
+    SweptStep step;
+    ASSERT_OK(sweptStep(seed, 7, &step));
+    for (double fraction : fractions) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " at " +
+                   std::to_string(fraction));
+      step.options.budgetBytes = budgetBetween(step.bounds, fraction);
+      body(step);
+    }
+  }
+}
+
 TEST(CandidateSearch, NeverWorseThanAnyPolicy) {
   int compared = 0, lookaheadBeatsCoop = 0, coopBeatsLookahead = 0;
   int scheduleWins = 0;
@@ -249,10 +266,11 @@ TEST(CandidateSearch, BelowTheFloorNamesIt) {
   EXPECT_TRUE(contains(st.message(), "below the memory floor")) << st.message();
 }
 
-/// A failing search stops at the time limit, whatever it had left: with
-/// no limit the same search runs every candidate's replay series (3.2 s on
-/// the busy 2-core machine; it used to run them whatever the limit).
-TEST(CandidateSearch, TimeLimitBoundsAFailingSearch) {
+/// The search with the default options and `limitSeconds`, at the floor
+/// of a 400-layer generated step (a working set alone, nothing else fits):
+/// its status, its plan and how long it took.
+void searchAtTheFloor(double limitSeconds, Status *st, Plan *p,
+                      double *seconds) {
   Graph g;
   TrainingGraphShape shape;
   shape.layers = 400;
@@ -260,14 +278,23 @@ TEST(CandidateSearch, TimeLimitBoundsAFailingSearch) {
   PlanOptions o;
   StepBounds bounds;
   ASSERT_OK(stepBounds(g, o, &bounds));
-  o.budgetBytes = bounds.floor; // a working set alone, nothing else fits
-  o.searchTimeLimitSeconds = 0.05;
-  Plan p;
+  o.budgetBytes = bounds.floor;
+  o.searchTimeLimitSeconds = limitSeconds;
   const auto start = std::chrono::steady_clock::now();
-  Status st = searchPlan(g, o, &p);
-  const double seconds =
+  *st = searchPlan(g, o, p);
+  *seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+}
+
+/// A failing search stops at the time limit, whatever it had left: with
+/// no limit the same search runs every candidate's replay series (3.2 s on
+/// the busy 2-core machine; it used to run them whatever the limit).
+TEST(CandidateSearch, TimeLimitBoundsAFailingSearch) {
+  Status st = Status::ok();
+  Plan p;
+  double seconds = 0;
+  searchAtTheFloor(0.05, &st, &p, &seconds);
   ASSERT_FALSE(st);
   EXPECT_TRUE(p.stats.timeLimitReached);
   EXPECT_TRUE(contains(st.message(), "no plan found within the time limit "
@@ -490,39 +517,92 @@ TEST(CandidateSearch, ThoroughPlanAheadOfTheQuickOnesTriesBudgetsJustBelow) {
 /// the plan says how the winner placed its values.
 TEST(CandidateSearch, OneEndedPlacementComesLast) {
   int oneEndedWins = 0, searches = 0;
-  for (uint64_t seed = 0; seed < 6; ++seed) {
-    SweptStep step;
-    ASSERT_OK(sweptStep(seed, 7, &step));
+  forSweptBudgets(6, {0.1, 0.4}, [&](SweptStep &step) {
     PlanOptions &o = step.options;
-    for (double fraction : {0.1, 0.4}) {
-      SCOPED_TRACE("seed " + std::to_string(seed) + " at " +
-                   std::to_string(fraction));
-      o.budgetBytes = budgetBetween(step.bounds, fraction);
-      for (bool twoEnded : {true, false}) {
-        o.twoEndedPartitioning = twoEnded;
-        Plan p;
-        if (!searchPlan(step.graph, o, &p))
-          continue;
-        const std::vector<SearchCandidate> &tried = p.stats.candidates;
-        if (p.stats.recomputeCount == 0)
-          continue; // ended early: nothing recomputes less
-        ++searches;
-        size_t firstOneEnded = tried.size();
-        for (size_t i = 0; i < tried.size(); ++i) {
-          const bool oneEnded = contains(tried[i].name, "(one-ended placement)");
-          if (oneEnded && firstOneEnded == tried.size())
-            firstOneEnded = i;
-          EXPECT_EQ(oneEnded, i >= firstOneEnded) << tried[i].name;
-        }
-        EXPECT_EQ(firstOneEnded < tried.size(), twoEnded);
-        const bool wonOneEnded =
-            contains(p.stats.winningCandidate, "(one-ended placement)");
-        EXPECT_EQ(p.twoEndedPartitioning, twoEnded && !wonOneEnded);
-        oneEndedWins += wonOneEnded;
+    for (bool twoEnded : {true, false}) {
+      o.twoEndedPartitioning = twoEnded;
+      Plan p;
+      if (!searchPlan(step.graph, o, &p))
+        continue;
+      const std::vector<SearchCandidate> &tried = p.stats.candidates;
+      if (p.stats.recomputeCount == 0)
+        continue; // ended early: nothing recomputes less
+      ++searches;
+      size_t firstOneEnded = tried.size();
+      for (size_t i = 0; i < tried.size(); ++i) {
+        const bool oneEnded = contains(tried[i].name, "(one-ended placement)");
+        if (oneEnded && firstOneEnded == tried.size())
+          firstOneEnded = i;
+        EXPECT_EQ(oneEnded, i >= firstOneEnded) << tried[i].name;
       }
+      EXPECT_EQ(firstOneEnded < tried.size(), twoEnded);
+      const bool wonOneEnded =
+          contains(p.stats.winningCandidate, "(one-ended placement)");
+      EXPECT_EQ(p.twoEndedPartitioning, twoEnded && !wonOneEnded);
+      oneEndedWins += wonOneEnded;
     }
-  }
+  });
   EXPECT_GT(searches, 0);
   std::printf("%d searches; %d won by one-ended placement\n", searches,
               oneEndedWins);
+}
+
+/// The policies' quick runs (one simulation each) come before anything
+/// that can cost seconds (a schedule's greedy, a rescue's replays), so
+/// whatever coop, dtr or dte plans at once is found whatever the limit.
+TEST(CandidateSearch, QuickPoliciesComeFirst) {
+  const std::string policies[] = {"lookahead, quick", "coop, quick",
+                                  "dtr, quick", "dte, quick"};
+  int searches = 0, baselinePlansAtOnce = 0;
+  forSweptBudgets(6, {0.02, 0.3}, [&](SweptStep &step) {
+    Plan p;
+    const Status found = searchPlan(step.graph, step.options, &p);
+    const std::vector<SearchCandidate> &tried = p.stats.candidates;
+    if (found && p.stats.recomputeCount == 0)
+      return; // ended early: nothing recomputes less
+    ++searches;
+    const size_t first =
+        !tried.empty() && tried[0].name == "no recomputation" ? 1 : 0;
+    ASSERT_GE(tried.size(), first + 4);
+    bool baselinePlanned = false;
+    for (size_t k = 0; k < 4; ++k) {
+      EXPECT_EQ(tried[first + k].name, policies[k]);
+      baselinePlanned |= k > 0 && tried[first + k].planned;
+    }
+    baselinePlansAtOnce += baselinePlanned;
+    if (baselinePlanned)
+      EXPECT_TRUE(found) << found.message();
+  });
+  EXPECT_GT(searches, 0);
+  EXPECT_GT(baselinePlansAtOnce, 0);
+}
+
+/// A rescue (the thorough run of a candidate whose quick run failed, or
+/// of coop retaining shared inputs at once) stops at half the time left
+/// when it starts, so one failing candidate's replays cannot take the
+/// whole limit from the rest. At the floor of the 400-layer step the
+/// first rescue (coop retaining shared inputs, 57 ms unlimited on the quiet
+/// machine) needs twice what half of a 0.06 s limit leaves it; it used to
+/// run to the deadline.
+TEST(CandidateSearch, NoRescueTakesTheWholeLimit) {
+  const double limit = 0.06;
+  Status st = Status::ok();
+  Plan p;
+  double seconds = 0;
+  searchAtTheFloor(limit, &st, &p, &seconds);
+  // The candidates run one after the other: the time before one is at
+  // least the sum of those before it, so the time it had left is at most
+  // the limit less that sum. 5 ms: the simulator checks the clock once per
+  // op, and a replay starts with its own setup.
+  double before = 0;
+  int rescues = 0;
+  for (const SearchCandidate &c : p.stats.candidates) {
+    if (contains(c.name, ", thorough") && !c.planned) {
+      ++rescues;
+      EXPECT_LE(c.seconds, (limit - before) / 2 + 0.005)
+          << c.name << " after " << before << " s";
+    }
+    before += c.seconds;
+  }
+  EXPECT_GT(rescues, 0);
 }
