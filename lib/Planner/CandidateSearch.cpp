@@ -2,12 +2,14 @@
 //
 // A candidate is a policy, maybe following evictions scheduled ahead of
 // time from the whole step's live-byte profile (EvictionSchedule.h). A
-// quick round simulates each once in the budget's own arena; a thorough
-// round, best first, gives each the whole of plan(): replays that learn
-// from failures and simulated arenas above and below the budget, repacked
-// offline. The least promising candidates (schedules likely to stop where
-// another stopped) get a second pair of rounds after that, so that the
-// time limit cuts them first. The fitting plan with the least overhead
+// quick round simulates each once in the budget's own arena, the policies
+// alone first; a thorough round, best first, gives each the whole of
+// plan(): replays that learn from failures and simulated arenas above and
+// below the budget, repacked offline, where one that failed at once first
+// gets a rescue, the replays in the budget's arena only, within a share of
+// the time left. The least promising candidates (schedules likely to stop
+// where another stopped) get a second pair of rounds after that, so that
+// the time limit cuts them first. The fitting plan with the least overhead
 // wins, so the result is never worse than any policy's own plan that the
 // search reached.
 //
@@ -69,8 +71,10 @@ struct Candidate {
   bool retainSharedInputs = false;
   /// PlanOptions::twoEndedPartitioning, where the options allow it.
   bool partition = true;
-  /// Its quick round's run was already thorough.
+  /// Its quick round's run was already thorough (or a rescue).
   bool ranThorough = false;
+  /// It has a plan for this budget, from its quick run or its rescue.
+  bool planned = false;
   /// Put off to the second pair of rounds, where a copy of it runs: the
   /// first list's entry is then not run again one-ended, the copy is.
   bool deferred = false;
@@ -164,17 +168,20 @@ public:
       return 2;
     return candidate.kind.chains == RecomputeChains::Long ? 1 : 0;
   }
+  /// How a candidate is planned. Quick: one simulation in the budget's
+  /// arena (a scheduled candidate's unbounded one first), no replays after
+  /// a failure. Rescue: the replays that learn from failures, in the
+  /// budget's arena only. Thorough: plan() as the options ask (replays,
+  /// simulated arenas above and below the budget).
+  enum class Run { Quick, Rescue, Thorough };
   /// Plans one candidate, unless a plan was found and it recomputes nothing
   /// or the time limit has passed (the first candidate always runs, to its
-  /// end). Quick: one simulation in the budget's arena (a scheduled
-  /// candidate's unbounded one first), no replays after a failure.
-  /// Thorough: plan() as the options ask (replays, simulated arenas), until
-  /// the deadline. A rescue (a thorough run with no quick plan behind it)
-  /// stops at half the time left: near the floor the replays of one
-  /// candidate that fails anyway took the whole limit (DenseNet-121 at
-  /// r = 0.1406: coop retaining shared inputs, 2.9 s, before dtr, which
-  /// plans in 0.4 s, had run).
-  Rank consider(Candidate &candidate, bool thorough, bool rescue = false);
+  /// end), until the deadline. A rescue, and a thorough run of a candidate
+  /// with no plan yet, stop after 1/`shares` of the time left: near the
+  /// floor the replays of one candidate that fails anyway took the whole
+  /// limit (DenseNet-121 at r = 0.1406: coop retaining shared inputs,
+  /// 2.9 s, before dtr, which plans in 0.4 s, had run).
+  Rank consider(Candidate &candidate, Run run, int shares = 2);
   /// Whether `candidate` would schedule for a target below the peak where
   /// a schedule counting the same way stopped, short of its own target:
   /// the greedy mostly stops there again (on the BiLSTM at r <= 0.7 every
@@ -226,11 +233,12 @@ private:
                       candidate.targetPerMille);
   }
 
-  /// The deadline halfway from now to the search's: the most one slow
-  /// piece of work may take, so that the rest of the search keeps time.
-  std::chrono::steady_clock::time_point halfTheTimeLeft() const {
+  /// The deadline 1/`shares` of the way from now to the search's: the most
+  /// one slow piece of work may take, so that the rest of the search keeps
+  /// time.
+  std::chrono::steady_clock::time_point shareOfTheTimeLeft(int shares) const {
     const auto now = std::chrono::steady_clock::now();
-    return options_.deadline > now ? now + (options_.deadline - now) / 2
+    return options_.deadline > now ? now + (options_.deadline - now) / shares
                                    : options_.deadline;
   }
   /// Computes `candidate`'s schedule, or marks it redundant.
@@ -277,7 +285,7 @@ void CandidateSearch::schedule(Candidate &candidate) {
   // 0.1 s).
   const auto deadline = tried_.empty()
                             ? std::chrono::steady_clock::time_point::max()
-                            : halfTheTimeLeft();
+                            : shareOfTheTimeLeft(2);
   ScheduledEvictions scheduled =
       scheduleEvictions(graph_, step, options_.alignment, target,
                         candidate.kind.rebuilt, candidate.kind.chains,
@@ -307,7 +315,7 @@ void CandidateSearch::schedule(Candidate &candidate) {
 }
 
 CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
-                                                bool thorough, bool rescue) {
+                                                Run run, int shares) {
   if (found_ && best_.stats.recomputeCount == 0)
     return Rank(); // nothing recomputes less
   if (!tried_.empty() && deadlinePassed(options_)) {
@@ -337,14 +345,19 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   // still gets one attempt.
   if (tried_.empty())
     options.deadline = std::chrono::steady_clock::time_point::max();
-  else if (rescue)
-    options.deadline = halfTheTimeLeft();
+  else if (run == Run::Rescue || (run == Run::Thorough && !candidate.planned))
+    options.deadline = shareOfTheTimeLeft(shares);
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
   options.retainSharedInputs = candidate.retainSharedInputs;
   options.twoEndedPartitioning &= candidate.partition;
-  if (!thorough) {
+  // Only the budget's own arena: where the replays rescue a candidate
+  // there, it costs a fraction of the arena search (DenseNet-121 at
+  // r = 0.1375, lookahead: 0.29 of 1.01 s).
+  if (run == Run::Rescue)
+    options.simulatedArenas = PlanOptions::ArenaSearch::BudgetOnly;
+  if (run == Run::Quick) {
     // A schedule's own evictions in an unbounded arena, repacked: one more
     // simulation, and often the best plan (no contiguity to make room for).
     options.simulatedArenas = candidate.schedule
@@ -355,10 +368,10 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
     // order mostly fits. An unbounded one was not, and needs the packer.
     options.packInitialOrderOnly = !candidate.schedule;
   }
+  const char *runName[] = {", quick", ", rescue", ", thorough"};
   const std::string name =
       describe(candidate) +
-      (candidate.policy == Policy::None ? ""
-                                         : thorough ? ", thorough" : ", quick");
+      (candidate.policy == Policy::None ? "" : runName[int(run)]);
   Plan result;
   Status st = options.policy == Policy::None
                   ? plan(graph_, options, &result)
@@ -374,6 +387,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   }
   if (!st)
     return {false, 0, result.stats.failedOp, failureExpense(candidate)};
+  candidate.planned = true;
   const Rank rank = {true, result.stats.executedCostUs, kNone, 0};
   if (!found_ || costsLess(result.stats, best_.stats)) {
     best_ = std::move(result);
@@ -417,7 +431,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   if (options.offlinePacking &&
       options.budgetBytes >= computeMemoryStats(graph).peakLiveBytes) {
     Candidate withoutEvictions{Policy::None, true};
-    search.consider(withoutEvictions, /*thorough=*/true);
+    search.consider(withoutEvictions, CandidateSearch::Run::Thorough);
   }
   // The policies alone first: a quick run of each costs one simulation
   // (milliseconds), where a schedule's greedy near the floor can cost
@@ -482,14 +496,22 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   candidates.insert(candidates.begin() + firstSchedule + 1, retaining);
   // Last: a simulation that searches once per victim costs the most.
   candidates.push_back({Policy::Lookahead, false});
-  const bool thoroughDiffers =
-      options.learnFromFailures ||
-      (options.offlinePacking &&
-       options.simulatedArenas != PlanOptions::ArenaSearch::BudgetOnly);
+  using Run = CandidateSearch::Run;
+  const bool arenasDiffer =
+      options.offlinePacking &&
+      options.simulatedArenas != PlanOptions::ArenaSearch::BudgetOnly;
+  const bool thoroughDiffers = options.learnFromFailures || arenasDiffer;
+  // A candidate that failed at once gets a rescue first only where the
+  // thorough run would search arenas around the budget too.
+  const bool rescueDiffers = options.learnFromFailures && arenasDiffer;
   // A quick round (a failure ranks by how far it got), then a thorough
-  // round, best first. Schedules for targets below where one counting the
-  // same way stopped short of its own go to a second pair of rounds, after
-  // the first's thorough one, so that the time limit cuts them first.
+  // round, best first: a failure's rescue there, and its thorough run after
+  // the round's others, best rescue first (near the floor a rescue that
+  // plans costs a fraction of the arena search, and the arena search of one
+  // that fails, several replay series more). Schedules for targets below
+  // where one counting the same way stopped short of its own go to a
+  // second pair of rounds, after the first's thorough one, so that the
+  // time limit cuts them first.
   std::vector<Candidate> deferred;
   // (The search's first candidate runs whatever the time: a quick one.)
   auto thoroughAtOnce = [&](Candidate &candidate) {
@@ -503,29 +525,46 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
     candidate.budgetPerMille = perMille;
     candidate.schedule = nullptr;
     candidate.redundant = false;
-    return search.consider(candidate, true);
+    candidate.planned = false;
+    return search.consider(candidate, Run::Thorough);
+  };
+  using RankedCandidates =
+      std::vector<std::pair<CandidateSearch::Rank, Candidate>>;
+  auto bestFirst = [](RankedCandidates &list) {
+    std::stable_sort(
+        list.begin(), list.end(),
+        [](const auto &a, const auto &b) { return a.first < b.first; });
   };
   auto rounds = [&](std::vector<Candidate> &round, bool firstPair) {
-    std::vector<std::pair<CandidateSearch::Rank, Candidate>> ranked;
-    std::vector<std::pair<CandidateSearch::Rank, Candidate>> thoroughPlans;
+    RankedCandidates ranked, thoroughPlans;
+    // Rescued or not, for their thorough run after the round's others.
+    RankedCandidates rescues;
+    auto rescue = [&](Candidate &candidate, int shares) {
+      const CandidateSearch::Rank rank =
+          search.consider(candidate, Run::Rescue, shares);
+      rescues.push_back({rank, candidate});
+      return rank;
+    };
     for (Candidate &candidate : round) {
       if (firstPair && search.belowMissedPeak(candidate)) {
         candidate.deferred = true;
         deferred.push_back(candidate);
       } else if (thoroughAtOnce(candidate)) {
-        // Its plan competes, but it leads nothing: not a quick plan.
+        // Its plan competes, but it leads nothing: not a quick plan. A
+        // quarter of the time left: the rest of the quick round and every
+        // rescue are still to come (near the floor of DenseNet-121 it
+        // fails after 2.9 s, where dtr's rescue plans in 0.4 s).
         const CandidateSearch::Rank rank =
-            search.consider(candidate, true, /*rescue=*/true);
+            rescueDiffers ? rescue(candidate, 4)
+                          : search.consider(candidate, Run::Thorough, 4);
         if (rank.planned)
           thoroughPlans.push_back({rank, candidate});
         ranked.push_back({CandidateSearch::Rank(), candidate});
       } else {
-        ranked.push_back({search.consider(candidate, false), candidate});
+        ranked.push_back({search.consider(candidate, Run::Quick), candidate});
       }
     }
-    std::stable_sort(
-        ranked.begin(), ranked.end(),
-        [](const auto &a, const auto &b) { return a.first < b.first; });
+    bestFirst(ranked);
     // A thorough plan better than every quick one came from replays that
     // learn from failures, and those jump with the budget (the BiLSTM's
     // coop retaining shared inputs: 31.8 to 52.7 % between r = 0.57 and
@@ -537,15 +576,29 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         for (int perMille : {960, 920, 880})
           if (!planBelow(candidate, perMille).planned)
             break;
+    // Each rescue gets an equal share of the time left among those still
+    // to run (what one leaves unused goes to the next): the replays that
+    // rescue a candidate near the floor take 0.05-0.4 s on DenseNet-121,
+    // those that fail up to 14 s (dte at r = 0.1375), and which will
+    // plan is not known before.
+    int rescuesLeft = 0;
+    for (const auto &[rank, candidate] : ranked)
+      rescuesLeft += thoroughDiffers && !candidate.ranThorough && !rank.planned;
     // Right after the leader, before the time limit can cut them, and only
     // when it planned at once (where nothing did, a smaller budget is a
     // waste of the time left): the two best candidates planned for 3/4 and
     // 7/8 of this budget, whose plans fit it too, so that it is not worse
     // than what they find there.
     for (size_t i = 0; i < ranked.size(); ++i) {
-      if (thoroughDiffers && !ranked[i].second.ranThorough)
-        search.consider(ranked[i].second, true,
-                        /*rescue=*/!ranked[i].first.planned);
+      Candidate &candidate = ranked[i].second;
+      if (thoroughDiffers && !candidate.ranThorough) {
+        if (ranked[i].first.planned)
+          search.consider(candidate, Run::Thorough);
+        else if (rescueDiffers)
+          rescue(candidate, rescuesLeft--);
+        else
+          search.consider(candidate, Run::Thorough, rescuesLeft--);
+      }
       if (!firstPair || i > 0 || !ranked[i].first.planned)
         continue;
       for (int perMille : {750, 875})
@@ -553,6 +606,9 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
              ++leader)
           planBelow(ranked[leader].second, perMille);
     }
+    bestFirst(rescues);
+    for (auto &[rank, candidate] : rescues)
+      search.consider(candidate, Run::Thorough);
   };
   rounds(candidates, /*firstPair=*/true);
   rounds(deferred, /*firstPair=*/false);
@@ -568,6 +624,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         if (list == &deferred || !candidate.deferred) {
           oneEnded.push_back(candidate);
           oneEnded.back().partition = false;
+          oneEnded.back().planned = false;
         }
     rounds(oneEnded, /*firstPair=*/false);
   }
