@@ -506,9 +506,10 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   const bool rescueDiffers = options.learnFromFailures && arenasDiffer;
   // A quick round (a failure ranks by how far it got), then a thorough
   // round, best first: a failure's rescue there, and its thorough run after
-  // the round's others, best rescue first (near the floor a rescue that
-  // plans costs a fraction of the arena search, and the arena search of one
-  // that fails, several replay series more). Schedules for targets below
+  // the round's others where the rescue planned, after every round where it
+  // did not (near the floor a rescue that plans costs a fraction of the
+  // arena search, and the arena search of one that fails, several replay
+  // series more). Schedules for targets below
   // where one counting the same way stopped short of its own go to a
   // second pair of rounds, after the first's thorough one, so that the
   // time limit cuts them first.
@@ -535,6 +536,12 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         list.begin(), list.end(),
         [](const auto &a, const auto &b) { return a.first < b.first; });
   };
+  // Candidates the replays in the budget's arena did not rescue: their
+  // arena search around the budget comes last of all, where the time limit
+  // cuts it first (each costs several replay series more; on ResNet-50 at
+  // r = 0.2 only lookahead placing from one end plans, and running these
+  // first left it no time).
+  RankedCandidates unrescued;
   auto rounds = [&](std::vector<Candidate> &round, bool firstPair) {
     RankedCandidates ranked, thoroughPlans;
     // Rescued or not, for their thorough run after the round's others.
@@ -607,8 +614,12 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
           planBelow(ranked[leader].second, perMille);
     }
     bestFirst(rescues);
-    for (auto &[rank, candidate] : rescues)
-      search.consider(candidate, Run::Thorough);
+    for (auto &[rank, candidate] : rescues) {
+      if (rank.planned)
+        search.consider(candidate, Run::Thorough);
+      else
+        unrescued.push_back({rank, candidate});
+    }
   };
   rounds(candidates, /*firstPair=*/true);
   rounds(deferred, /*firstPair=*/false);
@@ -628,6 +639,10 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         }
     rounds(oneEnded, /*firstPair=*/false);
   }
+  bestFirst(unrescued);
+  int unrescuedLeft = int(unrescued.size());
+  for (auto &[rank, candidate] : unrescued)
+    search.consider(candidate, Run::Thorough, unrescuedLeft--);
   return search.finish(out);
 }
 
