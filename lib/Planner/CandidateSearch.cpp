@@ -235,8 +235,10 @@ private:
 
   /// The deadline 1/`shares` of the way from now to the search's: the most
   /// one slow piece of work may take, so that the rest of the search keeps
-  /// time.
+  /// time. None where the search has none (no clock read per op then).
   std::chrono::steady_clock::time_point shareOfTheTimeLeft(int shares) const {
+    if (options_.deadline == std::chrono::steady_clock::time_point::max())
+      return options_.deadline;
     const auto now = std::chrono::steady_clock::now();
     return options_.deadline > now ? now + (options_.deadline - now) / shares
                                    : options_.deadline;
