@@ -46,6 +46,9 @@ constexpr double kRestartNoise = 2.0;
 /// peak before the offsets break ties.
 constexpr int32_t kNearIncumbentWindow = 8;
 constexpr double kNearIncumbentNoise = 0.3;
+/// Restarts near the incumbent look for a capacity at most this share of
+/// its peak below it: a local change lowers a peak a little, not much.
+constexpr double kNearIncumbentReach = 0.02;
 
 std::string describeBuffer(const std::vector<PackBuffer> &buffers, size_t i) {
   const PackBuffer &b = buffers[i];
@@ -555,8 +558,8 @@ public:
   /// so the failed states are kept across restarts. With `newOrders`, the
   /// attempts go on from where the earlier runs left off (no run's orders
   /// are tried twice), else they start afresh. With an `incumbent` (the
-  /// best packing so far, above the capacity), the uniformly random
-  /// restarts give way to restarts near it (rankNearIncumbent).
+  /// best packing so far, a little above the capacity), the uniformly
+  /// random restarts give way to restarts near it (rankNearIncumbent).
   Outcome run(int64_t capacity, int64_t nodes, Packing *found,
               bool newOrders = false, const Packing *incumbent = nullptr) {
     capacity_ = capacity;
@@ -630,8 +633,11 @@ private:
   /// around a buffer at the incumbent's peak, where each offset is lifted
   /// by its own random amount: a large-neighbourhood move, ruin and
   /// recreate with the exact search rebuilding the window and what rests
-  /// on it. On perfect sets of 100-500 buffers this gains 0.4-0.5 % of the
-  /// lower bound over uniformly random restarts (bench/packing/results.md).
+  /// on it. Used at capacities within kNearIncumbentReach of the best
+  /// peak: on perfect sets of 100-500 buffers it gains 0.2-0.3 % of the
+  /// lower bound over uniformly random restarts there; used at every
+  /// capacity it gained more on perfect sets but lost packings of mixed
+  /// ones (bench/packing/results.md).
   void rankNearIncumbent(const Packing &incumbent, uint64_t attempt) {
     std::vector<int32_t> atPeak;
     for (size_t b = 0; b < rank_.size(); ++b)
@@ -1105,10 +1111,9 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
         // Aim at what is good enough first, then bisect between the least
         // capacity not given up on and the best found. A capacity that
         // runs out of nodes is given up: search above it, without a proof.
-        // Restarts near the best packing once there is one to improve on;
-        // not for a target, where plans and planning times stay as they
-        // were (measured without it).
-        const Packing *incumbent = target == 0 ? &best : nullptr;
+        // Half the restarts of a capacity close below the best packing go
+        // near it; not for a target, where plans and planning times stay
+        // as they were.
         int64_t tried = multiple(goodEnough);
         for (bool first = true; best.peak > goodEnough && tried < best.peak &&
                                 search.nodesLeft() > 0;
@@ -1116,8 +1121,11 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
           const int64_t capacity =
               first ? tried : multiple(tried + (best.peak - 1 - tried) / 2);
           Packing found;
+          const bool nearBest =
+              !first && target == 0 &&
+              double(best.peak - capacity) <= kNearIncumbentReach * best.peak;
           switch (search.run(capacity, search.nodesLeft() / 3 + 1, &found,
-                             false, first ? nullptr : incumbent)) {
+                             false, nearBest ? &best : nullptr)) {
           case CanonicalSearch::Outcome::Found:
             best = std::move(found);
             break;
@@ -1132,14 +1140,15 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
           }
         }
         // The nodes the bisection leaves go to one step below the best, in
-        // orders not tried yet, as long as that finds packings. Not for a
-        // target: a lower peak that still misses it is of no use.
+        // orders not tried yet, half of them near the best packing, as long
+        // as that finds packings. Not for a target: a lower peak that still
+        // misses it is of no use.
         while (target == 0 && best.peak > goodEnough &&
                search.nodesLeft() > 0 && best.peak - unit >= known) {
           const int64_t capacity = best.peak - unit;
           Packing found;
           const CanonicalSearch::Outcome outcome =
-              search.run(capacity, search.nodesLeft(), &found, true, incumbent);
+              search.run(capacity, search.nodesLeft(), &found, true, &best);
           if (outcome == CanonicalSearch::Outcome::Infeasible)
             known = capacity + unit;
           if (outcome != CanonicalSearch::Outcome::Found)
