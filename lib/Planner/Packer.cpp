@@ -46,9 +46,6 @@ constexpr double kRestartNoise = 2.0;
 /// peak before the offsets break ties.
 constexpr int32_t kNearIncumbentWindow = 8;
 constexpr double kNearIncumbentNoise = 0.3;
-/// Restarts near the incumbent look for a capacity at most this share of
-/// its peak below it: a local change lowers a peak a little, not much.
-constexpr double kNearIncumbentReach = 0.02;
 
 std::string describeBuffer(const std::vector<PackBuffer> &buffers, size_t i) {
   const PackBuffer &b = buffers[i];
@@ -558,7 +555,7 @@ public:
   /// so the failed states are kept across restarts. With `newOrders`, the
   /// attempts go on from where the earlier runs left off (no run's orders
   /// are tried twice), else they start afresh. With an `incumbent` (the
-  /// best packing so far, a little above the capacity), the uniformly
+  /// best packing so far, one step above the capacity), the uniformly
   /// random restarts give way to restarts near it (rankNearIncumbent).
   Outcome run(int64_t capacity, int64_t nodes, Packing *found,
               bool newOrders = false, const Packing *incumbent = nullptr) {
@@ -633,11 +630,12 @@ private:
   /// around a buffer at the incumbent's peak, where each offset is lifted
   /// by its own random amount: a large-neighbourhood move, ruin and
   /// recreate with the exact search rebuilding the window and what rests
-  /// on it. Used at capacities within kNearIncumbentReach of the best
-  /// peak: on perfect sets of 100-500 buffers it gains 0.2-0.3 % of the
-  /// lower bound over uniformly random restarts there; used at every
-  /// capacity it gained more on perfect sets but lost packings of mixed
-  /// ones (bench/packing/results.md).
+  /// on it. Used one step below the best packing, with the nodes the
+  /// bisection leaves: on perfect sets of 100 and 200 buffers it gains
+  /// 0.2 % of the lower bound over uniformly random restarts there, and
+  /// more sets reach it; in the bisection too it gained more on perfect
+  /// sets but lost packings of mixed and random ones
+  /// (bench/packing/results.md).
   void rankNearIncumbent(const Packing &incumbent, uint64_t attempt) {
     std::vector<int32_t> atPeak;
     for (size_t b = 0; b < rank_.size(); ++b)
@@ -1111,9 +1109,6 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
         // Aim at what is good enough first, then bisect between the least
         // capacity not given up on and the best found. A capacity that
         // runs out of nodes is given up: search above it, without a proof.
-        // Half the restarts of a capacity close below the best packing go
-        // near it; not for a target, where plans and planning times stay
-        // as they were.
         int64_t tried = multiple(goodEnough);
         for (bool first = true; best.peak > goodEnough && tried < best.peak &&
                                 search.nodesLeft() > 0;
@@ -1121,11 +1116,7 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
           const int64_t capacity =
               first ? tried : multiple(tried + (best.peak - 1 - tried) / 2);
           Packing found;
-          const bool nearBest =
-              !first && target == 0 &&
-              double(best.peak - capacity) <= kNearIncumbentReach * best.peak;
-          switch (search.run(capacity, search.nodesLeft() / 3 + 1, &found,
-                             false, nearBest ? &best : nullptr)) {
+          switch (search.run(capacity, search.nodesLeft() / 3 + 1, &found)) {
           case CanonicalSearch::Outcome::Found:
             best = std::move(found);
             break;
