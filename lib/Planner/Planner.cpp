@@ -640,10 +640,30 @@ private:
   /// Per content: the values whose remembered chain cost read its
   /// residency (may repeat, and name values remembered again since).
   std::vector<std::vector<TensorId>> chainReaders_;
+  /// The slots of a run, in a vector kept at the most a run has held, so
+  /// that appending one (the walk does for every piece it keeps) is a
+  /// store rather than a call.
+  class WindowRun {
+  public:
+    void clear() { size_ = 0; }
+    void push_back(const WindowSlot &slot) {
+      if (size_ == slots_.size())
+        slots_.resize(2 * size_ + 16);
+      slots_[size_++] = slot;
+    }
+    size_t size() const { return size_; }
+    WindowSlot &operator[](size_t i) { return slots_[i]; }
+    WindowSlot *begin() { return slots_.data(); }
+    WindowSlot *end() { return slots_.data() + size_; }
+
+  private:
+    std::vector<WindowSlot> slots_;
+    size_t size_ = 0;
+  };
   /// chooseWindow()'s current run: consecutive free and evictable pieces
   /// that no piece but the last holds the request alone, so that the
   /// sliding sums start afresh in each run.
-  std::vector<WindowSlot> run_;
+  WindowRun run_;
   /// Per block of main_ and of small_ (see chooseWindow()).
   std::vector<BlockCopy> mainBlockCopies_, smallBlockCopies_;
   uint64_t searches_ = 0; // chooseWindow() calls so far
