@@ -81,12 +81,13 @@ void planOnce(benchmark::State &state, PlanFunction planner, Policy policy,
   state.counters["overhead"] = s.computeOverhead;
   state.counters["frag"] = s.fragmentationRate;
   state.counters["search_ms"] = s.evictionSearchSeconds * 1e3;
-  state.counters["pieces_per_search"] =
-      s.evictionEvents ? double(s.piecesScanned) / double(s.evictionEvents)
-                       : 0.0;
-  state.counters["scored_per_search"] =
-      s.evictionEvents ? double(s.piecesScored) / double(s.evictionEvents)
-                       : 0.0;
+  auto perSearch = [&](int64_t count) {
+    return s.evictionEvents ? double(count) / double(s.evictionEvents) : 0.0;
+  };
+  state.counters["pieces_per_search"] = perSearch(s.piecesScanned);
+  state.counters["scored_per_search"] = perSearch(s.piecesScored);
+  state.counters["unread_blocks_per_search"] =
+      perSearch(s.blocksPassedUnread);
   state.counters["ns_per_piece"] =
       s.piecesScanned ? s.evictionSearchSeconds * 1e9 / double(s.piecesScanned)
                       : 0.0;

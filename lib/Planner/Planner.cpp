@@ -19,6 +19,7 @@
 #include "StepAnalysis.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <chrono>
 #include <cmath>
@@ -117,6 +118,22 @@ bool slidingSumsAtLeast(double lowest, size_t slots, double upperSum,
                           std::numeric_limits<double>::epsilon() *
                           (upperSum + lowest);
   return lowest - rounding >= threshold;
+}
+/// Relative slack of a neighbourhood-cost floor (see
+/// neighbourhoodCostBound()).
+constexpr double kFloorSlack = 1e-9;
+/// Relative slack of a block's least window bound taken at an earlier
+/// search (see laterWindowBound()): hundreds of times what the rounding
+/// of a block's sliding sums (at most 2 * 128 terms) can take.
+constexpr double kReuseSlack = 1e-11;
+/// Requests are grouped in size classes, each the sizes that share their
+/// four highest bits (an eighth to a sixteenth of their sizes wide); the
+/// index of `size`'s class, consecutive for consecutive classes.
+size_t sizeClassIndex(int64_t size) {
+  size_t shift = 0;
+  while ((size >> shift) >= 16)
+    ++shift;
+  return shift * 8 + size_t((size >> shift) & 7);
 }
 /// Replays per simulate() call that learn which values to keep (see simulate()).
 constexpr int kMaxReplays = 64;
@@ -291,10 +308,13 @@ private:
     double denominator;
     OpId nextRead;
   };
-  /// A free or evictable piece of a window search.
+  /// A free or evictable piece of a window search, and where it is in
+  /// the arena (Arena::Iterator::block() and index()).
   struct WindowSlot {
     int64_t size;
     int32_t owner;
+    uint32_t block;
+    uint32_t index;
     ScoreTerms terms;
     double lowerBound; // scoreLowerBound() when bounded; free: nothing
     double cost;       // score()
@@ -328,6 +348,17 @@ private:
     double fixed;
     double perMadeCost;
   };
+  /// A block's least window bound for requests of `size` bytes (0: none)
+  /// taken at `at`, while the copy's generation and floor drops were
+  /// `generation` and `floorDrops`.
+  struct TakenBound {
+    int64_t size = 0;
+    Progress at{};
+    double lowest = 0;
+    size_t widest = 0; // the most pieces a window holds
+    uint64_t generation = 0;
+    double floorDrops = 0;
+  };
   /// A copy of what the bounds of a search read of the pieces of one
   /// arena block, in address order, so that a search can bound every
   /// window inside the block without reading the values' records: taken
@@ -345,6 +376,18 @@ private:
     /// The search that last took lowerBounds, and their least window.
     uint64_t boundsSearch = 0;
     double lowest = 0;
+    /// The last least window taken (see laterWindowBound()) for a request
+    /// of each size class, at its index modulo their count (four octaves
+    /// of classes); those of an earlier generation are forgotten.
+    std::array<TakenBound, 32> taken{};
+    uint64_t generation = 0;
+    /// Coop: how far the floors written into the copy since it was taken
+    /// lowered their pieces' bounds, in all (copyRememberedCost()).
+    double floorDrops = 0;
+    /// Coop: the latest last access of a piece that may be a victim, and
+    /// the highest floor copied.
+    double latestAccess = 0;
+    double highestFloor = 0;
     /// The last op through which it holds: before lookahead's earliest
     /// next read copied, or a copied value becoming evictable.
     OpId validThrough = kNone;
@@ -379,9 +422,10 @@ private:
   std::vector<BlockCopy> &blockCopies(const Arena &region) {
     return &region == &main_ ? mainBlockCopies_ : smallBlockCopies_;
   }
-  /// `t` has a new remembered cost (a floor, or a chain cost): the copy
-  /// of its block, where current, takes it too.
-  void copyRememberedCost(TensorId t);
+  /// `t`, in piece `index` of `block` of its region, has a new remembered
+  /// cost (a floor, or a chain cost): the copy of its block, where
+  /// current, takes it too.
+  void copyRememberedCost(TensorId t, size_t block, size_t index);
   /// Something a block's copy holds of `t` changed: its block, if it is
   /// resident and its region has copies (none under dtr and dte), gets a
   /// new stamp.
@@ -396,8 +440,30 @@ private:
   bool blockCostsAtLeast(const Arena &region, size_t block, int64_t size,
                          double threshold);
   /// The least sum of the score lower bounds at `at` (kept in
-  /// copy.lowerBounds) over a window inside the copied block.
-  double lowestWindowBound(BlockCopy &copy, int64_t size, const Progress &at);
+  /// copy.lowerBounds) over a window inside the copied block; the most
+  /// pieces a window holds in `widest`.
+  double lowestWindowBound(BlockCopy &copy, int64_t size, const Progress &at,
+                           size_t *widest);
+  /// The lower bound on the score of the copied piece `i` at `at`, as
+  /// scoreLowerBound() takes it.
+  double pieceLowerBound(const BlockCopy &copy, size_t i,
+                         const Progress &at) const {
+    if (options_.policy == Policy::Lookahead)
+      return copy.lowerCosts[i] / readDistance(OpId(copy.times[i]), at);
+    return neighbourhoodCostBound(copy.lowerCosts[i], copy.floorCosts[i],
+                                  copy.floorSubtractedBefore[i], at) /
+           stalenessSince(copy.times[i], at);
+  }
+  /// A lower bound on lowestWindowBound() for requests of `size` bytes at
+  /// `at`, as computed, from those taken at earlier searches
+  /// (copy.taken), with no piece read; -infinity where there is none.
+  /// `upperSum` bounds the sum of the copied pieces' scores at `at`.
+  double laterWindowBound(const BlockCopy &copy, int64_t size,
+                          const Progress &at, double upperSum) const;
+  double laterWindowBound(const BlockCopy &copy, const TakenBound &taken,
+                          const Progress &at, double upperSum) const;
+  /// Forgets the least windows taken (copy.taken).
+  static void forgetTakenBounds(BlockCopy &copy) { ++copy.generation; }
   /// The sum of the copied pieces' score upper bounds at `at`.
   double upperScoreSum(const BlockCopy &copy, const Progress &at) const;
   /// After blockCostsAtLeast() of `block` and of the next: whether the
@@ -457,7 +523,9 @@ private:
   /// Of the resident `t` in the piece at `offset` of `size` bytes.
   ScoreTerms scoreTerms(TensorId t, const Arena &region, int64_t offset,
                         int64_t size);
-  double score(TensorId t, const ScoreTerms &terms);
+  /// Of the resident `t` in piece `index` of `block` of its region.
+  double score(TensorId t, const ScoreTerms &terms, size_t block,
+               size_t index);
   /// Bounds on score(t, terms) as computed, rounding included, that need
   /// no neighbourhood or chain walk: the cost is at least the producer's,
   /// at least its last neighbourhood cost (Value::remembered) less what
@@ -472,10 +540,9 @@ private:
     // and lost at most what subtract() took; the slack covers the
     // rounding of the sums, each within a few epsilon of madeCost(). A
     // floor below the producer's cost (or none) leaves the producer's.
-    constexpr double kSlack = 1e-9;
     const double lost = at.subtracted - floorSubtractedBefore;
-    return std::max(producerCost,
-                    floorCost - lost - kSlack * (floorCost + at.madeCost));
+    return std::max(producerCost, floorCost - lost -
+                                      kFloorSlack * (floorCost + at.madeCost));
   }
   /// What the policies that score by staleness divide by.
   static double stalenessSince(double lastAccess, const Progress &at) {
@@ -506,8 +573,9 @@ private:
   }
   double neighbourhoodCost(TensorId t);
   /// A neighbourhood cost computed for a resident value, remembered as a
-  /// lower bound on later ones (see scoreLowerBound()).
-  void rememberNeighbourhoodCost(TensorId t, double cost);
+  /// lower bound on later ones (see scoreLowerBound()); whether it was (a
+  /// wide producer's is not).
+  bool rememberNeighbourhoodCost(TensorId t, double cost);
   /// Lookahead: the ops a read of `t` at op `at` will have to re-run: its
   /// producer, and the producers of every input that is gone by then
   /// (evicted now, or freed after its last use before `at`), transitively.
@@ -572,10 +640,30 @@ private:
   /// Per content: the values whose remembered chain cost read its
   /// residency (may repeat, and name values remembered again since).
   std::vector<std::vector<TensorId>> chainReaders_;
+  /// The slots of a run, in a vector kept at the most a run has held, so
+  /// that appending one (the walk does for every piece it keeps) is a
+  /// store rather than a call.
+  class WindowRun {
+  public:
+    void clear() { size_ = 0; }
+    void push_back(const WindowSlot &slot) {
+      if (size_ == slots_.size())
+        slots_.resize(2 * size_ + 16);
+      slots_[size_++] = slot;
+    }
+    size_t size() const { return size_; }
+    WindowSlot &operator[](size_t i) { return slots_[i]; }
+    WindowSlot *begin() { return slots_.data(); }
+    WindowSlot *end() { return slots_.data() + size_; }
+
+  private:
+    std::vector<WindowSlot> slots_;
+    size_t size_ = 0;
+  };
   /// chooseWindow()'s current run: consecutive free and evictable pieces
   /// that no piece but the last holds the request alone, so that the
   /// sliding sums start afresh in each run.
-  std::vector<WindowSlot> run_;
+  WindowRun run_;
   /// Per block of main_ and of small_ (see chooseWindow()).
   std::vector<BlockCopy> mainBlockCopies_, smallBlockCopies_;
   uint64_t searches_ = 0; // chooseWindow() calls so far
@@ -719,10 +807,8 @@ double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
       }
     }
   }
-  if (remember) {
+  if (remember)
     values_[t].remembered = {cost, 0, at};
-    copyRememberedCost(t);
-  }
   return cost;
 }
 
@@ -774,28 +860,34 @@ Simulator::ScoreTerms Simulator::scoreTerms(TensorId t, const Arena &region,
   return {staleness, kNone};
 }
 
-void Simulator::rememberNeighbourhoodCost(TensorId t, double cost) {
+bool Simulator::rememberNeighbourhoodCost(TensorId t, double cost) {
   // Past kMaxNeighbourGroups a group may count twice, and a merge can then
   // lower the sum: no floor.
-  if (values_[t].producerNeighbours <= kMaxNeighbourGroups) {
-    values_[t].remembered = {cost, groups_.subtracted(), kNone};
-    copyRememberedCost(t);
-  }
+  if (values_[t].producerNeighbours > kMaxNeighbourGroups)
+    return false;
+  values_[t].remembered = {cost, groups_.subtracted(), kNone};
+  return true;
 }
 
-double Simulator::score(TensorId t, const ScoreTerms &terms) {
+double Simulator::score(TensorId t, const ScoreTerms &terms, size_t block,
+                        size_t index) {
   ++plan_.stats.piecesScored;
+  double cost = -1;
+  bool remembered = false;
   if (options_.policy == Policy::Lookahead) {
     // The bounded search walks a chain once until what it read changes.
-    double cost = boundedSearch_
-                      ? rememberedChainCost(values_[t], terms.nextRead)
-                      : -1;
-    if (cost < 0)
+    if (boundedSearch_)
+      cost = rememberedChainCost(values_[t], terms.nextRead);
+    if (cost < 0) {
       cost = recomputeChainCost(t, terms.nextRead, boundedSearch_);
-    return cost / terms.denominator;
+      remembered = boundedSearch_;
+    }
+  } else {
+    cost = neighbourhoodCost(t);
+    remembered = rememberNeighbourhoodCost(t, cost);
   }
-  const double cost = neighbourhoodCost(t);
-  rememberNeighbourhoodCost(t, cost);
+  if (remembered && !blockCopies(*placements_[t].region).empty())
+    copyRememberedCost(t, block, index);
   return cost / terms.denominator;
 }
 
@@ -868,7 +960,8 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
       __builtin_prefetch(valueAhead(piece));
       const Arena::Piece &p = *piece;
       if (p.owner == Arena::kFree) {
-        run_.push_back({p.size, p.owner, {1.0, kNone}, 0.0, 0.0});
+        run_.push_back({p.size, p.owner, uint32_t(piece.block()),
+                        uint32_t(piece.index()), {1.0, kNone}, 0.0, 0.0});
       } else if (p.owner >= 0 && evictableNow(p.owner)) {
         const ScoreTerms terms = scoreTerms(p.owner, region, p.offset, p.size);
         double lowerBound = 0;
@@ -877,7 +970,8 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
           upperCosts += scoreUpperCost(values_[p.owner]);
           leastDenominator = std::min(leastDenominator, terms.denominator);
         }
-        run_.push_back({p.size, p.owner, terms, lowerBound, 0.0});
+        run_.push_back({p.size, p.owner, uint32_t(piece.block()),
+                        uint32_t(piece.index()), terms, lowerBound, 0.0});
       } else {
         ++piece; // a barrier
         break;
@@ -895,7 +989,7 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
       continue;
     for (WindowSlot &slot : run_)
       if (slot.owner != Arena::kFree)
-        slot.cost = score(slot.owner, slot.terms);
+        slot.cost = score(slot.owner, slot.terms, slot.block, slot.index);
     forEachWindow(size, &WindowSlot::cost,
                   [&](double cost, size_t lo, size_t hi) {
                     if (found && !(cost < cheaperThan(bestCost)))
@@ -971,6 +1065,10 @@ void Simulator::copyBlock(const Arena &region, size_t block,
   copy.stamp = region.blockStamp(block);
   copy.validThrough = kForever;
   copy.boundsSearch = 0;
+  forgetTakenBounds(copy);
+  copy.floorDrops = 0;
+  copy.latestAccess = -std::numeric_limits<double>::infinity();
+  copy.highestFloor = 0;
   copy.sizes.clear();
   copy.cuts.clear();
   copy.lowerCosts.clear();
@@ -1019,6 +1117,9 @@ void Simulator::copyBlock(const Arena &region, size_t block,
     } else {
       // The last access stays (access() touches the block).
       add(p, v->producerCost, v->remembered, v->lastAccess, upper);
+      if (from == currentOp_)
+        copy.latestAccess = std::max(copy.latestAccess, v->lastAccess);
+      copy.highestFloor = std::max(copy.highestFloor, v->remembered.cost);
       const double staleness = stalenessSince(v->lastAccess, now());
       copy.upperFixed += upper.fixed / staleness;
       copy.upperPerMadeCost += upper.perMadeCost / staleness;
@@ -1032,58 +1133,112 @@ void Simulator::copyBlock(const Arena &region, size_t block,
   }
 }
 
-void Simulator::copyRememberedCost(TensorId t) {
+void Simulator::copyRememberedCost(TensorId t, size_t block, size_t i) {
   const Placement &p = placements_[t];
-  if (!p.region || blockCopies(*p.region).empty())
-    return;
-  const Arena::Iterator piece = p.region->piecesFrom(p.offset).first;
   std::vector<BlockCopy> &copies = blockCopies(*p.region);
-  if (piece.block() >= copies.size())
+  if (block >= copies.size())
     return;
-  BlockCopy &copy = copies[piece.block()];
-  if (copy.stamp != p.region->blockStamp(piece.block()))
+  BlockCopy &copy = copies[block];
+  if (copy.stamp != p.region->blockStamp(block))
     return;
   const RememberedCost &memo = values_[t].remembered;
-  const size_t i = piece.index();
   if (options_.policy != Policy::Lookahead) {
+    // Both floors lose the same from now on (neighbourhoodCostBound()):
+    // where the new floor's bound is below the old one's now, the least
+    // windows taken bound the block's windows less the difference.
+    auto bound = [&](double floor, double subtractedBefore) {
+      return floor - (memo.subtractedBefore - subtractedBefore) -
+             kFloorSlack * floor;
+    };
+    copy.floorDrops += std::max(
+        0.0, bound(copy.floorCosts[i], copy.floorSubtractedBefore[i]) -
+                 bound(memo.cost, memo.subtractedBefore));
     copy.floorCosts[i] = memo.cost;
     copy.floorSubtractedBefore[i] = memo.subtractedBefore;
+    copy.highestFloor = std::max(copy.highestFloor, memo.cost);
   } else if (copy.times[i] == double(memo.at)) {
     copy.lowerCosts[i] = memo.cost;
+    forgetTakenBounds(copy);
   }
 }
 
 double Simulator::lowestWindowBound(BlockCopy &copy, int64_t size,
-                                    const Progress &at) {
+                                    const Progress &at, size_t *widest) {
   const size_t count = copy.sizes.size();
   copy.lowerBounds.resize(count);
   double *lowerBounds = copy.lowerBounds.data();
-  const double *lowerCosts = copy.lowerCosts.data();
-  const double *times = copy.times.data();
-  if (options_.policy == Policy::Lookahead) {
-    for (size_t i = 0; i < count; ++i)
-      lowerBounds[i] = lowerCosts[i] / readDistance(OpId(times[i]), at);
-  } else {
-    const double *floorCosts = copy.floorCosts.data();
-    const double *floorSubtractedBefore = copy.floorSubtractedBefore.data();
-    for (size_t i = 0; i < count; ++i)
-      lowerBounds[i] = neighbourhoodCostBound(lowerCosts[i], floorCosts[i],
-                                              floorSubtractedBefore[i], at) /
-                       stalenessSince(times[i], at);
-  }
+  for (size_t i = 0; i < count; ++i)
+    lowerBounds[i] = pieceLowerBound(copy, i, at);
   double lowest = std::numeric_limits<double>::infinity();
   size_t first = 0;
+  *widest = 0;
   auto windowsBefore = [&](size_t cut) {
     forEachWindowOf(
         cut - first, size, [&](size_t i) { return copy.sizes[first + i]; },
         [&](size_t i) { return lowerBounds[first + i]; },
-        [&](double sum, size_t, size_t) { lowest = std::min(lowest, sum); });
+        [&](double sum, size_t lo, size_t hi) {
+          lowest = std::min(lowest, sum);
+          *widest = std::max(*widest, hi - lo + 1);
+        });
     first = cut + 1;
   };
   for (size_t cut : copy.cuts)
     windowsBefore(cut);
-  windowsBefore(count);
+  windowsBefore(copy.sizes.size());
   return lowest;
+}
+
+double Simulator::laterWindowBound(const BlockCopy &copy, int64_t size,
+                                   const Progress &at,
+                                   double upperSum) const {
+  // A window for `size` bytes holds one for fewer with the same first
+  // piece, and bounds are not negative: the least window for fewer bytes
+  // bounds it from below. The class below holds only fewer.
+  double highest = -std::numeric_limits<double>::infinity();
+  const size_t index = sizeClassIndex(size);
+  for (size_t i : {index, index - 1}) {
+    const TakenBound &taken = copy.taken[i % copy.taken.size()];
+    if (taken.generation == copy.generation && taken.size > 0 &&
+        taken.size <= size)
+      highest =
+          std::max(highest, laterWindowBound(copy, taken, at, upperSum));
+  }
+  return highest;
+}
+
+double Simulator::laterWindowBound(const BlockCopy &copy,
+                                   const TakenBound &taken,
+                                   const Progress &at,
+                                   double upperSum) const {
+  if (taken.lowest == std::numeric_limits<double>::infinity())
+    return taken.lowest; // no window then, none now
+  // Lookahead: until the copy lapses, each distance only shrinks and each
+  // bound only grows. Coop: a piece's bound N/d, its floor N less what
+  // the groups lost since and its staleness d then at least D, the least
+  // of the pieces that may be victims, is now at least (N - lost) / (d +
+  // elapsed) >= its bound then * D / (D + elapsed) - lost / D; a
+  // window's, at least as much times its pieces less (a free piece's
+  // stays zero).
+  double lowest = taken.lowest;
+  const double least = taken.at.clock - copy.latestAccess;
+  if (options_.policy != Policy::Lookahead &&
+      least != std::numeric_limits<double>::infinity()) {
+    const Progress &then = taken.at;
+    const double elapsed = at.clock - then.clock;
+    const double lost = (at.subtracted - then.subtracted) +
+                        kFloorSlack * (at.madeCost - then.madeCost) +
+                        (copy.floorDrops - taken.floorDrops);
+    if (!(elapsed >= 0) || !(lost >= 0) || !(least >= kStalenessEpsilon))
+      return -std::numeric_limits<double>::infinity();
+    // Far more than the rounding of any floor's bound.
+    const double rounding =
+        kReuseSlack * (copy.highestFloor + at.subtracted + at.madeCost);
+    lowest = lowest * (least / (least + elapsed)) -
+             double(taken.widest) * (lost + rounding) / least;
+  }
+  // The slack, far above what rounding of the sums and of the above can
+  // take, keeps the bound below the least window as computed.
+  return lowest - kReuseSlack * (std::abs(lowest) + upperSum);
 }
 
 double Simulator::upperScoreSum(const BlockCopy &copy,
@@ -1110,22 +1265,36 @@ bool Simulator::blockCostsAtLeast(const Arena &region, size_t block,
     return false;
   BlockCopy &copy = *copyOrNull;
   const Progress current = now();
+  const size_t count = copy.sizes.size();
+  // The sum of the pieces' upper bounds bounds every run's sums in the
+  // block: first as the copy took it, then as it is now.
+  const double copiedUpperSum =
+      copy.upperFixed + current.madeCost * copy.upperPerMadeCost;
   if (copy.boundsSearch != searches_) {
-    copy.lowest = lowestWindowBound(copy, size, current);
+    // Where the last least window taken still passes the block, its
+    // pieces are not read; where not, the least window is taken anew.
+    const double later =
+        laterWindowBound(copy, size, current, copiedUpperSum);
+    if (later == std::numeric_limits<double>::infinity() ||
+        (later >= threshold &&
+         slidingSumsAtLeast(later, count, copiedUpperSum, threshold))) {
+      ++plan_.stats.blocksPassedUnread;
+      return true;
+    }
+    size_t widest = 0;
+    copy.lowest = lowestWindowBound(copy, size, current, &widest);
     copy.boundsSearch = searches_;
+    // Kept for the next request of its size class, if no smaller: few
+    // sizes recur, and a class's sizes have much the same windows.
+    copy.taken[sizeClassIndex(size) % copy.taken.size()] = {
+        size, current, copy.lowest, widest, copy.generation, copy.floorDrops};
   }
   const double lowest = copy.lowest;
   if (lowest == std::numeric_limits<double>::infinity())
     return true; // no window at all
   if (!(lowest >= threshold))
     return false; // the rounding only takes from it
-  // The sum of the pieces' upper bounds bounds every run's sums in the
-  // block: first as the copy took it, then as it is now.
-  const size_t count = copy.sizes.size();
-  if (slidingSumsAtLeast(
-          lowest, count,
-          copy.upperFixed + current.madeCost * copy.upperPerMadeCost,
-          threshold))
+  if (slidingSumsAtLeast(lowest, count, copiedUpperSum, threshold))
     return true;
   return slidingSumsAtLeast(lowest, count, upperScoreSum(copy, current),
                             threshold);
@@ -1153,19 +1322,23 @@ bool Simulator::crossingCostsAtLeast(const Arena &region, size_t block,
   while (lowFirst > 0 && !boundary(low, lowFirst - 1))
     --lowFirst;
   const size_t lowCount = low.sizes.size() - lowFirst;
-  auto slot = [&](size_t i, auto member) {
-    return i < lowCount ? (low.*member)[lowFirst + i]
-                        : (high.*member)[i - lowCount];
-  };
+  // Either block may have been passed on its last least window, its
+  // pieces' bounds untaken: the run's are taken here.
+  const Progress current = now();
   double lowest = std::numeric_limits<double>::infinity();
   forEachWindowOf(
       lowCount + highCount, size,
-      [&](size_t i) { return slot(i, &BlockCopy::sizes); },
-      [&](size_t i) { return slot(i, &BlockCopy::lowerBounds); },
+      [&](size_t i) {
+        return i < lowCount ? low.sizes[lowFirst + i]
+                            : high.sizes[i - lowCount];
+      },
+      [&](size_t i) {
+        return i < lowCount ? pieceLowerBound(low, lowFirst + i, current)
+                            : pieceLowerBound(high, i - lowCount, current);
+      },
       [&](double sum, size_t, size_t) { lowest = std::min(lowest, sum); });
   if (lowest == std::numeric_limits<double>::infinity())
     return true;
-  const Progress current = now();
   const size_t count = low.sizes.size() + high.sizes.size();
   return slidingSumsAtLeast(
              lowest, count,
@@ -1211,7 +1384,7 @@ TensorId Simulator::chooseLowestScore(const Arena &region) {
     if (boundedSearch_ && victim != kNone &&
         scoreLowerBound(values_[owner], terms) >= best)
       continue;
-    double s = score(owner, terms);
+    double s = score(owner, terms, piece.block(), piece.index());
     if (victim == kNone || s < best) {
       best = s;
       victim = owner;

@@ -212,6 +212,10 @@ struct PlanStats {
   /// ... and those of them whose score was computed (the others were
   /// skipped by bounds, see PlanOptions::boundedEvictionSearch).
   int64_t piecesScored = 0;
+  /// Blocks of pieces the window searches passed on a bound on their
+  /// windows taken at an earlier search, without reading their pieces
+  /// (see "Eviction search" in docs/planner.md).
+  int64_t blocksPassedUnread = 0;
   int64_t evictionCount = 0;  // Evict instructions
   int64_t recomputeCount = 0; // Recompute instructions
   int64_t memoryFloorBytes = 0;
