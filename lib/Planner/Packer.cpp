@@ -602,6 +602,19 @@ private:
     x *= 0x94D049BB133111EBull;
     return x ^ (x >> 31);
   }
+  /// Buffer `b`'s random draw in [0, 1) for restart `attempt`.
+  double restartDraw(size_t b, uint64_t attempt) const {
+    return double(mix(zobrist_[b] + attempt) >> 11) * 0x1.0p-53;
+  }
+  /// Ranks the buffers in the order of their keys (`keyed`: key, buffer)
+  /// under `before`.
+  template <typename Before>
+  void rankByKeys(std::vector<std::pair<double, int32_t>> &keyed,
+                  Before before) {
+    std::sort(keyed.begin(), keyed.end(), before);
+    for (size_t r = 0; r < keyed.size(); ++r)
+      rank_[keyed[r].second] = int32_t(r);
+  }
 
   /// Ties broken for a restart by larger space-time area first, each area
   /// scaled by its own random factor: large buffers placed early leave the
@@ -616,12 +629,10 @@ private:
     for (size_t b = 0; b < rank_.size(); ++b) {
       const double area =
           double(p_.size[b]) * double(p_.end[b] - p_.begin[b] + 1);
-      const double draw = double(mix(zobrist_[b] + attempt) >> 11) * 0x1.0p-53;
-      keyed[b] = {area * (1 + kRestartNoise * draw), int32_t(b)};
+      keyed[b] = {area * (1 + kRestartNoise * restartDraw(b, attempt)),
+                  int32_t(b)};
     }
-    std::sort(keyed.begin(), keyed.end(), std::greater<>());
-    for (size_t r = 0; r < keyed.size(); ++r)
-      rank_[keyed[r].second] = int32_t(r);
+    rankByKeys(keyed, std::greater<>());
   }
 
   /// Ties broken for a restart by offset in the incumbent, lowest first, so
@@ -649,13 +660,11 @@ private:
     for (size_t b = 0; b < rank_.size(); ++b) {
       double key = double(incumbent.offset[b]);
       if (p_.begin[b] <= hi && lo <= p_.end[b])
-        key += double(mix(zobrist_[b] + attempt) >> 11) * 0x1.0p-53 *
-               kNearIncumbentNoise * double(incumbent.peak);
+        key += restartDraw(b, attempt) * kNearIncumbentNoise *
+               double(incumbent.peak);
       keyed[b] = {key, int32_t(b)};
     }
-    std::sort(keyed.begin(), keyed.end());
-    for (size_t r = 0; r < keyed.size(); ++r)
-      rank_[keyed[r].second] = int32_t(r);
+    rankByKeys(keyed, std::less<>());
   }
 
   uint64_t floorKey(int32_t b, int64_t floor) const {
