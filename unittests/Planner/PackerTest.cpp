@@ -362,11 +362,12 @@ TEST(PackerPropertyTest, GeneratedSetsOfEveryKind) {
 // Perfect sets are full at every instruction: the lower bound is the
 // optimum and nothing may be wasted. The exact search reaches it on small
 // sets; on larger ones (the hardest instances there are) the packing stays
-// within a few percent of it (1.019x with the default 100,000 nodes; 1.021x
-// before restarts near the best packing, 1.030x before restarts by noisy
-// area and before the nodes the bisection leaves went on searching, 1.036x
-// with 50,000 nodes, and the skyline search before the canonical one
-// reached 1.073x), far below the online best fit's.
+// within a few percent of it (1.017x with the default 100,000 nodes; 1.019x
+// before the search preferred candidates that leave no section at their
+// floor uncoverable, 1.021x before restarts near the best packing, 1.030x
+// before restarts by noisy area and before the nodes the bisection leaves
+// went on searching, 1.036x with 50,000 nodes, and the skyline search
+// before the canonical one reached 1.073x), far below the online best fit's.
 TEST(PackerPropertyTest, PerfectSetsReachTheirCapacity) {
   const int seeds = 60;
   int small = 0, smallAtCapacity = 0, large = 0;
@@ -400,9 +401,11 @@ TEST(PackerPropertyTest, PerfectSetsReachTheirCapacity) {
 }
 
 // Every other restart of the search ranks buffers by space-time area, with
-// noise, and the nodes the bisection leaves go on searching one step below
-// the best: on these perfect sets of 200 buffers the mean peak is 1.067x
-// the capacity (1.076x with the restarts alone), where restarts that all
+// noise, the nodes the bisection leaves go on searching one step below the
+// best, and in a part full nearly everywhere the search prefers candidates
+// that leave no section at their floor uncoverable: on these perfect sets
+// of 200 buffers the mean peak is 1.059x the capacity (1.067x without that
+// preference, 1.076x with the restarts alone), where restarts that all
 // broke ties uniformly at random reached 1.095x. The node limit, not the
 // clock, bounds the search, so the figure is the same on every machine.
 TEST(PackerPropertyTest, PerfectSetsOf200BuffersStayClose) {
@@ -414,7 +417,7 @@ TEST(PackerPropertyTest, PerfectSetsOf200BuffersStayClose) {
     const PackResult r = checkProperties(set, PackOptions());
     ratio += double(r.peak) / double(set.capacity) / seeds;
   }
-  EXPECT_LE(ratio, 1.08);
+  EXPECT_LE(ratio, 1.065);
   std::printf("perfect sets of 200 buffers: mean peak %.3fx capacity\n", ratio);
 }
 
