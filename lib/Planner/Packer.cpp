@@ -523,7 +523,9 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
 ///   one fits entirely below it, and would be placed first);
 /// - by remembering the states (placed set and floors) that failed;
 /// and splits the search where no unplaced buffer crosses a section
-/// boundary any more: the two sides are then independent.
+/// boundary any more: the two sides are then independent. In a part full
+/// nearly everywhere, it tries last the candidates that would leave a
+/// section at their floor with nothing to cover it (preferTimeFits).
 class CanonicalSearch {
 public:
   CanonicalSearch(const Part &p, const Contention &contention,
