@@ -86,7 +86,8 @@ struct Candidate {
   /// No schedule of its own: its target is below the floor, the greedy
   /// reached no lower a peak than for another target, (HeldAtOnce) the
   /// same target was reached counting every rebuilt value, or
-  /// (SiblingOutputs::RebuiltTogether) no op has two outputs to drop, or
+  /// (SiblingOutputs::RebuiltTogether, dead inputs rebuilt) no op has two
+  /// outputs to drop, or
   /// (DeadInputs::Retained) no recomputation can read a shared input past
   /// its last use.
   bool redundant = false;
@@ -283,7 +284,9 @@ void CandidateSearch::schedule(Candidate &candidate) {
                   });
   if (target < step.floorBytes ||
       (candidate.kind.rebuilt == RebuiltBytes::HeldAtOnce && reached) ||
+      // (Keeping dead inputs, it is a kind of its own all the same.)
       (candidate.kind.siblings == SiblingOutputs::RebuiltTogether &&
+       candidate.kind.dead == DeadInputs::Recomputed &&
        !hasEvictableSiblings(graph_, step)) ||
       (candidate.kind.dead == DeadInputs::Retained &&
        retainableSharedInputs(graph_, step).empty())) {
