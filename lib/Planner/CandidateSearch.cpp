@@ -37,10 +37,12 @@ struct ScheduleKind {
   ScheduleGaps gaps = ScheduleGaps::BetweenReads;
   SiblingOutputs siblings = SiblingOutputs::Apart;
   ChoicePick pick = ChoicePick::BestRatio;
+  DeadInputs dead = DeadInputs::Recomputed;
   /// The same choices to make, however the rebuilt bytes are counted.
   bool sameChoices(const ScheduleKind &other) const {
     return chains == other.chains && gaps == other.gaps &&
-           siblings == other.siblings && pick == other.pick;
+           siblings == other.siblings && pick == other.pick &&
+           dead == other.dead;
   }
   bool operator==(const ScheduleKind &other) const {
     return rebuilt == other.rebuilt && sameChoices(other);
@@ -79,10 +81,15 @@ struct Candidate {
   /// first list's entry is then not run again one-ended, the copy is.
   bool deferred = false;
   std::shared_ptr<const EvictionSchedule> schedule;
+  /// What the schedule keeps past its last use (null: nothing).
+  std::shared_ptr<const std::vector<OpId>> retention;
   /// No schedule of its own: its target is below the floor, the greedy
   /// reached no lower a peak than for another target, (HeldAtOnce) the
   /// same target was reached counting every rebuilt value, or
-  /// (SiblingOutputs::RebuiltTogether) no op has two outputs to drop.
+  /// (SiblingOutputs::RebuiltTogether, dead inputs rebuilt) no op has two
+  /// outputs to drop, or
+  /// (DeadInputs::Retained) no recomputation can read a shared input past
+  /// its last use.
   bool redundant = false;
 };
 
@@ -111,6 +118,8 @@ std::string describe(const Candidate &candidate) {
       name += " (sibling outputs rebuilt together)";
     if (kind.pick == ChoicePick::CheapestCover)
       name += " (cheapest cover of the excess)";
+    if (kind.dead == DeadInputs::Retained)
+      name += " (dead inputs retained)";
   }
   if (candidate.retainSharedInputs)
     name += " (shared inputs retained)";
@@ -221,6 +230,7 @@ private:
     int64_t budget, target, peak;
     ScheduleKind kind;
     std::shared_ptr<const EvictionSchedule> evictions;
+    std::vector<OpId> retention;
   };
   /// Every schedule so far.
   std::vector<ScheduleRecord> schedules_;
@@ -274,8 +284,12 @@ void CandidateSearch::schedule(Candidate &candidate) {
                   });
   if (target < step.floorBytes ||
       (candidate.kind.rebuilt == RebuiltBytes::HeldAtOnce && reached) ||
+      // (Keeping dead inputs, it is a kind of its own all the same.)
       (candidate.kind.siblings == SiblingOutputs::RebuiltTogether &&
-       !hasEvictableSiblings(graph_, step))) {
+       candidate.kind.dead == DeadInputs::Recomputed &&
+       !hasEvictableSiblings(graph_, step)) ||
+      (candidate.kind.dead == DeadInputs::Retained &&
+       retainableSharedInputs(graph_, step).empty())) {
     candidate.redundant = true;
     return;
   }
@@ -292,12 +306,12 @@ void CandidateSearch::schedule(Candidate &candidate) {
       scheduleEvictions(graph_, step, options_.alignment, target,
                         candidate.kind.rebuilt, candidate.kind.chains,
                         candidate.kind.gaps, candidate.kind.siblings,
-                        candidate.kind.pick, deadline);
+                        candidate.kind.pick, candidate.kind.dead, deadline);
   // No lower a peak than another schedule for this budget of its kind, or
   // the very evictions of another kind's (the kinds often agree: a step
   // whose multi-output ops never go, an excess no single value covers).
   ScheduleRecord record = {budget, target, scheduled.peakLiveBytes,
-                           candidate.kind, nullptr};
+                           candidate.kind, nullptr, scheduled.retainUntil};
   const bool repeated =
       std::any_of(schedules_.begin(), schedules_.end(),
                   [&](const ScheduleRecord &r) {
@@ -305,12 +319,16 @@ void CandidateSearch::schedule(Candidate &candidate) {
                            ((r.kind.sameChoices(record.kind) &&
                              r.peak == record.peak) ||
                             (r.evictions &&
-                             *r.evictions == scheduled.evictAfter));
+                             *r.evictions == scheduled.evictAfter &&
+                             r.retention == scheduled.retainUntil));
                   });
   if (!repeated) {
     candidate.schedule = std::make_shared<const EvictionSchedule>(
         std::move(scheduled.evictAfter));
     record.evictions = candidate.schedule;
+    if (!scheduled.retainUntil.empty())
+      candidate.retention = std::make_shared<const std::vector<OpId>>(
+          std::move(scheduled.retainUntil));
   }
   schedules_.push_back(std::move(record));
   candidate.redundant = repeated;
@@ -352,6 +370,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
+  options.scheduledRetention = candidate.retention;
   options.retainSharedInputs = candidate.retainSharedInputs;
   options.twoEndedPartitioning &= candidate.partition;
   // Only the budget's own arena: where the replays rescue a candidate
@@ -474,6 +493,18 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
                           {RebuiltBytes::EveryValue, RecomputeChains::Long,
                            ScheduleGaps::FromProducer,
                            SiblingOutputs::RebuiltTogether}});
+  // Those again, keeping an input past its last use where a recomputation
+  // reads it instead of rebuilding it: a dense block's concatenations
+  // then go for a copy each. Counting what is held too, for the targets
+  // the margin misses (near the floor: DenseNet-121 at r = 0.15).
+  for (RebuiltBytes rebuilt :
+       {RebuiltBytes::EveryValue, RebuiltBytes::HeldAtOnce})
+    for (int perMille : {1000, 970, 940, 1030})
+      candidates.push_back({Policy::Lookahead, true, perMille,
+                            {rebuilt, RecomputeChains::Long,
+                             ScheduleGaps::FromProducer,
+                             SiblingOutputs::RebuiltTogether,
+                             ChoicePick::BestRatio, DeadInputs::Retained}});
   // The long chains counting every rebuilt value again, taking the
   // cheapest value that alone ends an excursion over the target: at light
   // budgets the excess is small and the best ratio often frees far more
@@ -527,6 +558,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   auto planBelow = [&](Candidate candidate, int perMille) {
     candidate.budgetPerMille = perMille;
     candidate.schedule = nullptr;
+    candidate.retention = nullptr;
     candidate.redundant = false;
     candidate.planned = false;
     return search.consider(candidate, Run::Thorough);

@@ -185,6 +185,9 @@ struct Price {
   std::vector<std::pair<int32_t, OpId>> resumed;
   /// The ops the recomputations re-run (SiblingOutputs::RebuiltTogether).
   std::vector<OpId> reruns;
+  /// Values past their last use that the recomputations read, each with
+  /// the op before which one runs (DeadInputs::Retained): kept until then.
+  std::vector<std::pair<TensorId, OpId>> retained;
   /// The choice whose recomputation brings the value back at `to`, at no
   /// cost (-1: none).
   int32_t carriedBy = -1;
@@ -203,19 +206,23 @@ struct Choice {
   int carried = 0;
   /// The ops its recomputations re-run (Price::reruns).
   std::vector<OpId> reruns;
+  /// Its recomputations keep values past their last use: undoing it would
+  /// leave them held for nothing.
+  bool retains = false;
 };
 
 class Scheduler {
 public:
   Scheduler(const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
             RebuiltBytes rebuilt, RecomputeChains chains,
-            SiblingOutputs siblings)
+            SiblingOutputs siblings, DeadInputs dead)
       : g_(graph), a_(analysis), alignment_(alignment), rebuilt_(rebuilt),
         chainOpLimit_(chains == RecomputeChains::Short ? 6 : 64),
         rebuiltOnce_(chains == RecomputeChains::Long &&
                      rebuilt == RebuiltBytes::EveryValue),
         siblingsTogether_(rebuiltOnce_ &&
                           siblings == SiblingOutputs::RebuiltTogether),
+        retainDeadInputs_(dead == DeadInputs::Retained),
         opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
         readAt_(graph.tensors.size()), rerunBy_(graph.ops.size()),
         rebuiltBefore_(graph.ops.size(), 0),
@@ -224,7 +231,7 @@ public:
     for (size_t i = 0; i < graph.tensors.size(); ++i)
       values_.push_back({allocationSize(graph.tensors[i].bytes, alignment),
                          graph.tensors[i].producer, analysis.lastUse[i],
-                         bool(analysis.recomputable[i])});
+                         analysis.lastUse[i], bool(analysis.recomputable[i])});
     opCostUs_.reserve(graph.ops.size());
     for (const Op &op : graph.ops)
       opCostUs_.push_back(op.costUs);
@@ -250,6 +257,10 @@ private:
   /// or too long a chain.
   bool addRecomputation(TensorId root, OpId at, bool rootCounts, Price *price);
   bool priceOf(const Gap &gap, Price *price);
+  /// The bytes `price` keeps past their last use times the ops of
+  /// [runFrom, runTo] they are held over, counted once per value.
+  double retainedByteOps(const Price &price, int64_t runFrom,
+                         int64_t runTo) const;
   /// Undoes, dearest first, every choice whose gap stays at most
   /// `limitBytes` with the value resident again: later choices, made at
   /// other peaks, often lower the earlier ones' peaks as well.
@@ -270,6 +281,8 @@ private:
   /// SiblingOutputs::RebuiltTogether (with rebuiltOnce_, whose choices
   /// each recompute once, at their `to`).
   const bool siblingsTogether_;
+  /// DeadInputs::Retained.
+  const bool retainDeadInputs_;
   const OpId opCount_;
   std::vector<Choice> chosen_;
   /// Per value: its choices (indices into chosen_).
@@ -288,6 +301,9 @@ private:
     int64_t bytes;
     OpId producer;
     int32_t lastUse;
+    /// The last op it is resident through, unless evicted: its last use,
+    /// or where a chosen recomputation retains it (DeadInputs::Retained).
+    int32_t residentUntil;
     bool recomputable;
   };
   std::vector<ValueFacts> values_;
@@ -344,7 +360,7 @@ int64_t Scheduler::addRebuilt(Profile *profile, const Rebuild &rebuild) {
 }
 
 bool Scheduler::presentAt(TensorId t, OpId at) const {
-  return values_[t].producer < at && values_[t].lastUse >= at &&
+  return values_[t].producer < at && values_[t].residentUntil >= at &&
          absenceAt(t, at) < 0;
 }
 
@@ -404,6 +420,14 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
         price->reads.push_back({in, at});
         continue;
       }
+      // Past its last use (chosen absences all end by then), read by
+      // several ops, so maybe by several recomputations: kept.
+      if (retainDeadInputs_ && values_[in].producer != kNone &&
+          a_.sharedInput[in] && values_[in].lastUse < at) {
+        price->retained.push_back({in, at});
+        price->reads.push_back({in, at});
+        continue;
+      }
       if (values_[in].producer == kNone || !values_[in].recomputable)
         return false;
       const int32_t absence = rebuiltOnce_ ? absenceAt(in, at) : -1;
@@ -425,6 +449,7 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
   price->reads.clear();
   price->resumed.clear();
   price->reruns.clear();
+  price->retained.clear();
   price->carriedBy = -1;
   price->to = gap.to;
   looked_.clear();
@@ -455,6 +480,31 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
         !addRecomputation(gap.value, at, /*rootCounts=*/true, price))
       return false;
   return true;
+}
+
+double Scheduler::retainedByteOps(const Price &price, int64_t runFrom,
+                                  int64_t runTo) const {
+  double byteOps = 0;
+  for (size_t i = 0; i < price.retained.size(); ++i) {
+    const auto [value, at] = price.retained[i];
+    // A value a later recomputation holds longer counts there.
+    bool heldLonger = false;
+    for (size_t j = 0; j < price.retained.size(); ++j)
+      heldLonger |= price.retained[j].first == value &&
+                    (price.retained[j].second > at ||
+                     (price.retained[j].second == at && j > i));
+    if (heldLonger)
+      continue;
+    const int64_t from =
+        std::max<int64_t>(values_[value].residentUntil + 1, runFrom);
+    const int64_t to = std::min<int64_t>(at, runTo);
+    // Each op that reads it may need it rebuilt: kept once, it serves
+    // them all, so this one is charged its share.
+    if (from <= to)
+      byteOps += double(bytes(value)) * double(to - from + 1) /
+                 double(a_.readers[value].size());
+  }
+  return byteOps;
 }
 
 ScheduledEvictions
@@ -537,8 +587,11 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
                               std::max<int64_t>(gap.from + 1, runFrom) + 1;
       if (overlap <= 0)
         return; // back before the peak
-      const double score = double(bytes(gap.value)) * double(overlap) /
-                           (price.costUs + 1e-6);
+      const double freed = double(bytes(gap.value)) * double(overlap) -
+                           retainedByteOps(price, runFrom, runTo);
+      if (freed <= 0)
+        return; // holds more than it frees
+      const double score = freed / (price.costUs + 1e-6);
       // Away over the whole run by at least the excess: the cheapest goes.
       if (pick == ChoicePick::CheapestCover &&
           overlap == runTo - runFrom + 1 && bytes(gap.value) >= excess &&
@@ -580,6 +633,15 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
       forget(gapsOf[value]);
     for (OpId op : bestPrice.reruns)
       forget(gapsOfOutputsOf[op]);
+    // Values kept past their last use: present for other chains now.
+    for (auto [value, at] : bestPrice.retained) {
+      ValueFacts &facts = values_[value];
+      if (at <= facts.residentUntil)
+        continue;
+      profile.add(facts.residentUntil + 1, at, bytes(value));
+      facts.residentUntil = at;
+      forget(lookedAt[value]);
+    }
     // Values rebuilt early for this choice stay resident from there on.
     for (auto [id, at] : bestPrice.resumed) {
       Choice &resumed = chosen_[id];
@@ -600,6 +662,7 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
     for (OpId op : bestPrice.reruns)
       rerunBy_[op].push_back(int32_t(chosen_.size()));
     choice.reruns = bestPrice.reruns;
+    choice.retains = !bestPrice.retained.empty();
     if (bestPrice.carriedBy >= 0)
       ++chosen_[bestPrice.carriedBy].carried;
     chosen_.push_back(std::move(choice));
@@ -607,6 +670,12 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
   dropRedundant(&profile, profile.max());
   for (const Choice &choice : chosen_)
     result.evictAfter[choice.from].push_back(choice.value);
+  if (retainDeadInputs_) {
+    result.retainUntil.assign(g_.tensors.size(), kNone);
+    for (size_t t = 0; t < values_.size(); ++t)
+      if (values_[t].residentUntil > values_[t].lastUse)
+        result.retainUntil[t] = values_[t].residentUntil;
+  }
   result.peakLiveBytes = profile.max();
   return result;
 }
@@ -622,7 +691,7 @@ void Scheduler::dropRedundant(Profile *profile, int64_t limitBytes) {
   std::vector<char> dropped(chosen_.size(), 0);
   for (size_t i : order) {
     const Choice &choice = chosen_[i];
-    if (choice.carried > 0 ||
+    if (choice.carried > 0 || choice.retains ||
         profile->max(choice.from + 1, choice.to - 1) + bytes(choice.value) >
             limitBytes)
       continue;
@@ -648,8 +717,8 @@ ScheduledEvictions scheduleEvictions(
     const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
     ScheduleGaps gaps, SiblingOutputs siblings, ChoicePick pick,
-    std::chrono::steady_clock::time_point deadline) {
-  return Scheduler(graph, analysis, alignment, rebuilt, chains, siblings)
+    DeadInputs dead, std::chrono::steady_clock::time_point deadline) {
+  return Scheduler(graph, analysis, alignment, rebuilt, chains, siblings, dead)
       .run(targetBytes, gaps, pick, deadline);
 }
 

@@ -89,6 +89,19 @@ enum class ChoicePick {
   CheapestCover,
 };
 
+/// What a recomputation does with an input that is past its last use
+/// where it runs (a dense block's concatenation reads every earlier
+/// layer's small output, which the backward no longer reads).
+enum class DeadInputs {
+  /// Rebuilds it, with the producers of its own inputs gone by then.
+  Recomputed,
+  /// Keeps it resident from its last use to the recomputation: no
+  /// microseconds, its bytes held there (the greedy counts them against
+  /// the bytes the choice frees). On DenseNet-121 the concatenations go
+  /// for a copy each instead of a convolution chain.
+  Retained,
+};
+
 /// Whether some op has two outputs the schedule may drop: without one,
 /// SiblingOutputs::RebuiltTogether schedules as Apart does.
 bool hasEvictableSiblings(const Graph &graph, const StepAnalysis &analysis);
@@ -99,6 +112,9 @@ struct ScheduledEvictions {
   /// The live-byte peak the schedule leaves (above the target when nothing
   /// left could lower it).
   int64_t peakLiveBytes = 0;
+  /// Per value: the op through which it stays resident past its last use
+  /// for a recomputation (DeadInputs::Retained; kNone: freed as usual).
+  std::vector<OpId> retainUntil;
 };
 
 /// Greedy: while the profile's peak is above `targetBytes`, evicts, over
@@ -115,7 +131,8 @@ struct ScheduledEvictions {
 /// it rebuilds, counted as `rebuilt` says, where it runs. A choice whose
 /// recomputation runs more ops than `chains` allows is not considered;
 /// `siblings` says what re-running a multi-output op brings back, `pick`
-/// which candidate goes.
+/// which candidate goes, `dead` what a recomputation does with an input
+/// past its last use.
 /// Past `deadline` it chooses no more (the peak then stays above the
 /// target): on a recurrent step a greedy that keeps finding values to
 /// drop can price long chains for a minute.
@@ -125,6 +142,7 @@ ScheduledEvictions scheduleEvictions(
     ScheduleGaps gaps = ScheduleGaps::BetweenReads,
     SiblingOutputs siblings = SiblingOutputs::Apart,
     ChoicePick pick = ChoicePick::BestRatio,
+    DeadInputs dead = DeadInputs::Recomputed,
     std::chrono::steady_clock::time_point deadline =
         std::chrono::steady_clock::time_point::max());
 

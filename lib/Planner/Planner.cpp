@@ -1903,7 +1903,10 @@ Status replay(const Graph &graph, const PlanOptions &options,
               const StepAnalysis &analysis, ReplayLessons lessons, Plan *out) {
   std::vector<OpId> keepUntil(graph.tensors.size(), kNone);
   std::vector<char> packLow(graph.tensors.size(), 0);
-  std::vector<OpId> retainUntil(graph.tensors.size(), kNone);
+  std::vector<OpId> retainUntil =
+      options.scheduledRetention
+          ? *options.scheduledRetention
+          : std::vector<OpId>(graph.tensors.size(), kNone);
   Status first = Status::ok();
   for (int attempt = 0;; ++attempt) {
     *out = Plan();

@@ -170,6 +170,40 @@ TEST(CandidateSearch, SimulatorFollowsAScheduleOfEvictions) {
   EXPECT_LT(evictA, recomputeA);
 }
 
+/// c (100 bytes, 1 us) concatenates f1 and f2 (10 bytes, 50 us each),
+/// which ops 3 and 4 read again, and is read again after the peak (ops
+/// 5-6): only c can go. Every policy rebuilds f1 and f2 with it (101 us);
+/// the schedule that keeps them from their last use to c's read, handed
+/// to the simulator through the search, re-runs the concatenation only.
+TEST(CandidateSearch, KeptInputsReachTheSimulator) {
+  Graph g;
+  const TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  auto make = [&](std::vector<TensorId> inputs, int64_t bytes, double cost) {
+    return g.ops[g.addOp("aten.exp", std::move(inputs), {bytes}, {}, cost)]
+        .outputs[0];
+  };
+  auto read = [&](TensorId a, TensorId b) {
+    g.markStepOutput(
+        g.ops[g.addOp("aten.add", {a, b}, {1}, {}, 1.0)].outputs[0]);
+  };
+  const TensorId f1 = make({x}, 10, 50.0);      // op 0
+  const TensorId f2 = make({x}, 10, 50.0);      // op 1
+  const TensorId c = make({f1, f2}, 100, 1.0); // op 2
+  read(c, f1);                                  // op 3
+  read(f2, x);                                  // op 4
+  read(make({x}, 150, 100.0), x);               // ops 5, 6
+  read(c, x);                                   // op 7
+  ASSERT_TRUE(g.finalize());
+
+  Plan p;
+  ASSERT_OK(planAndVerify(g, unlimited(byteOptions(Policy::Lookahead, 210)), &p,
+                          searchPlan));
+  EXPECT_NEAR(p.stats.executedCostUs - p.stats.baselineCostUs, 1.0, 1e-9);
+  EXPECT_NE(p.stats.winningCandidate.find("(dead inputs retained)"),
+            std::string::npos)
+      << p.stats.winningCandidate;
+}
+
 /// The order the time limit cuts: where the schedule for the budget
 /// stopped above it, schedules (counting every rebuilt value) for targets
 /// below where it stopped run their quick round only after the thorough

@@ -24,6 +24,9 @@ Status followAtItsPeak(const Graph &graph, PlanOptions options,
   options.budgetBytes = scheduled.peakLiveBytes;
   options.scheduledEvictions =
       std::make_shared<const EvictionSchedule>(scheduled.evictAfter);
+  if (!scheduled.retainUntil.empty())
+    options.scheduledRetention =
+        std::make_shared<const std::vector<OpId>>(scheduled.retainUntil);
   return planAndVerify(graph, options, plan);
 }
 
@@ -58,11 +61,12 @@ struct ChainStep {
   scheduleLong(int64_t target, Plan *plan,
                ScheduleGaps gaps = ScheduleGaps::BetweenReads,
                SiblingOutputs siblings = SiblingOutputs::Apart,
-               ChoicePick pick = ChoicePick::BestRatio) const {
+               ChoicePick pick = ChoicePick::BestRatio,
+               DeadInputs dead = DeadInputs::Recomputed) const {
     const PlanOptions o = byteOptions(Policy::Lookahead, target);
     ScheduledEvictions scheduled = scheduleEvictions(
         g, analyse(g, o), o.alignment, target, RebuiltBytes::EveryValue,
-        RecomputeChains::Long, gaps, siblings, pick);
+        RecomputeChains::Long, gaps, siblings, pick, dead);
     EXPECT_OK(followAtItsPeak(g, o, scheduled, plan));
     return scheduled;
   }
@@ -133,7 +137,8 @@ TEST(EvictionSchedule, DropsAValueFromItsProducerToItsFirstRead) {
   const ScheduledEvictions late = scheduleEvictions(
       step.g, analyse(step.g, o), o.alignment, 200, RebuiltBytes::EveryValue,
       RecomputeChains::Long, ScheduleGaps::FromProducer, SiblingOutputs::Apart,
-      ChoicePick::BestRatio, std::chrono::steady_clock::now());
+      ChoicePick::BestRatio, DeadInputs::Recomputed,
+      std::chrono::steady_clock::now());
   EXPECT_GT(late.peakLiveBytes, 200);
   expectEvictsOnly(late, 0, {});
 }
@@ -230,6 +235,49 @@ TEST(EvictionSchedule, TakesTheCheapestCoverOfASmallExcess) {
     expectEvictsOnly(scheduled, 2, {value});
     EXPECT_NEAR(p.stats.executedCostUs - p.stats.baselineCostUs, overheadUs,
                 1e-9);
+  }
+}
+
+/// c (100 bytes, 1 us) concatenates f1 and f2 (10 bytes, 50 us each),
+/// which op 3 and op 4 read again, and is read at op 3 and after the peak
+/// (ops 5-6, big resident), 60 bytes over the target: only c can go. Its
+/// rebuild at op 7 reads f1 and f2, dead by then: rebuilt, they cost
+/// 101 us (DeadInputs::Recomputed); kept from their last use to op 7 (20
+/// bytes more over the peak, still under the target), 1 us
+/// (DeadInputs::Retained).
+TEST(EvictionSchedule, KeepsDeadInputsOfARecomputation) {
+  ChainStep step;
+  const TensorId x = step.x;
+  const TensorId f1 = step.make(x, 10, 50.0);      // op 0
+  const TensorId f2 = step.make(x, 10, 50.0);      // op 1
+  const TensorId c = step.make({f1, f2}, 100, 1.0); // op 2
+  step.read(c, f1);                                 // op 3
+  step.read(f2, x);                                 // op 4
+  step.read(step.make(x, 150, 100.0), x);           // ops 5, 6
+  step.read(c, x);                                  // op 7
+  ASSERT_TRUE(step.g.finalize());
+
+  const int64_t target = 210;
+  for (auto [dead, overheadUs] :
+       {std::pair{DeadInputs::Recomputed, 101.0},
+        std::pair{DeadInputs::Retained, 1.0}}) {
+    SCOPED_TRACE(dead == DeadInputs::Retained ? "retained" : "recomputed");
+    Plan p;
+    const ScheduledEvictions scheduled =
+        step.scheduleLong(target, &p, ScheduleGaps::BetweenReads,
+                          SiblingOutputs::Apart, ChoicePick::BestRatio, dead);
+    EXPECT_LE(scheduled.peakLiveBytes, target);
+    expectEvictsOnly(scheduled, 3, {c});
+    EXPECT_NEAR(p.stats.executedCostUs - p.stats.baselineCostUs, overheadUs,
+                1e-9);
+    if (dead == DeadInputs::Retained) {
+      ASSERT_EQ(scheduled.retainUntil.size(), step.g.tensors.size());
+      EXPECT_EQ(scheduled.retainUntil[f1], 7);
+      EXPECT_EQ(scheduled.retainUntil[f2], 7);
+      EXPECT_EQ(scheduled.retainUntil[c], kNone);
+    } else {
+      EXPECT_TRUE(scheduled.retainUntil.empty());
+    }
   }
 }
 

@@ -78,6 +78,10 @@ struct PlanOptions {
   /// Evictions the simulator makes whatever the arena, on top of the
   /// policy's own (searchPlan() fills it). Null: none.
   std::shared_ptr<const EvictionSchedule> scheduledEvictions;
+  /// Per value: the op through which the simulator keeps it resident past
+  /// its last use, for the scheduled evictions' recomputations to read
+  /// (kNone: freed at its last use). Null: none.
+  std::shared_ptr<const std::vector<OpId>> scheduledRetention;
 
   /// simulate() replays a failed simulation with what it learned (four
   /// series of up to 64 replays, see docs/planner.md). Off: the first
