@@ -607,7 +607,20 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         if (rank.planned)
           thoroughPlans.push_back({rank, candidate});
         ranked.push_back({CandidateSearch::Rank(), candidate});
+      } else if (candidate.evictClosureValues && !ranked.empty() &&
+                 ranked.back().first.planned &&
+                 ranked.back().second.kind == candidate.kind &&
+                 ranked.back().second.targetPerMille ==
+                     candidate.targetPerMille) {
+        // Its original planned at once: the twin, which only recomputes
+        // more to hold less, is left out.
+        continue;
       } else {
+        // A twin runs once, quick: its replays and arena search cost
+        // seconds for plans that recompute several times over (the e2e
+        // LSTM at r = 0.5 with no time limit: 356-3339 %, the search
+        // 28 s -> 86 s with them).
+        candidate.ranThorough |= candidate.evictClosureValues;
         ranked.push_back({search.consider(candidate, Run::Quick), candidate});
       }
     }
@@ -672,7 +685,8 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
     std::vector<Candidate> oneEnded;
     for (const std::vector<Candidate> *list : {&candidates, &deferred})
       for (const Candidate &candidate : *list)
-        if (list == &deferred || !candidate.deferred) {
+        if ((list == &deferred || !candidate.deferred) &&
+            !candidate.evictClosureValues) {
           oneEnded.push_back(candidate);
           oneEnded.back().partition = false;
           oneEnded.back().planned = false;
