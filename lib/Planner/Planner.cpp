@@ -1650,6 +1650,11 @@ void Simulator::consumeReads(OpId op) {
   for (TensorId in : a_.recomputeReads[op]) {
     --values_[in].pendingReads;
     freeIfUnwanted(in);
+    // Rebuilt by this closure and read by none of it any more.
+    if (options_.evictClosureValues && evictableNow(in) &&
+        g_.tensors[in].producer != kNone &&
+        opStamp_[g_.tensors[in].producer] == epoch_ && !recursiveClosures_)
+      drop(in, InstructionKind::Evict);
   }
   freeUnwantedSiblings(op, kNone);
 }
@@ -1763,6 +1768,15 @@ Status Simulator::runOp(OpId k) {
     for (TensorId t : (*options_.scheduledEvictions)[k])
       if (evictableNow(t))
         drop(t, InstructionKind::Evict);
+  if (options_.evictClosureValues)
+    for (OpId p : closure_)
+      for (TensorId out : g_.ops[p].outputs) {
+        const TensorId t = a_.content[out];
+        if (evictableNow(t) &&
+            std::none_of(op.inputs.begin(), op.inputs.end(),
+                         [&](TensorId in) { return a_.content[in] == t; }))
+          drop(t, InstructionKind::Evict);
+      }
   return Status::ok();
 }
 

@@ -46,6 +46,23 @@ int indexOf(const std::vector<SearchCandidate> &tried,
   return -1;
 }
 
+/// The first instruction of `kind` that runs `op` (-1: none).
+int indexOfOp(const Plan &plan, InstructionKind kind, OpId op) {
+  for (size_t i = 0; i < plan.instructions.size(); ++i)
+    if (plan.instructions[i].kind == kind && plan.instructions[i].op == op)
+      return int(i);
+  return -1;
+}
+
+/// The first eviction of `value` after instruction `after` (-1: none).
+int indexOfEviction(const Plan &plan, TensorId value, int after = -1) {
+  for (size_t i = after + 1; i < plan.instructions.size(); ++i)
+    if (plan.instructions[i].kind == InstructionKind::Evict &&
+        plan.instructions[i].tensor == value)
+      return int(i);
+  return -1;
+}
+
 /// Whether the search's `i`th run is a thorough one of a candidate whose
 /// rescue did not plan.
 bool thoroughAfterAFailedRescue(const std::vector<SearchCandidate> &tried,
@@ -136,38 +153,53 @@ TEST(CandidateSearch, NeverWorseThanAnyPolicy) {
 /// x -> a -> b -> c, and a is read again by the last op: a schedule that
 /// evicts a after b has read it frees its bytes over c's production and
 /// brings it back, recomputed, for the last op.
-TEST(CandidateSearch, SimulatorFollowsAScheduleOfEvictions) {
-  Graph g;
+/// x -> a -> b -> c, then a + c; the ops making a, b and c.
+struct ChainStep {
+  Graph graph;
+  OpId makeA, makeB, makeC;
+  TensorId a, b;
+};
+ChainStep chainStep() {
+  ChainStep step;
+  Graph &g = step.graph;
   TensorId x = g.addArgument("x", 10, TensorRole::Input);
-  OpId makeA = g.addOp("aten.exp", {x}, {40}, {}, 1.0);
-  TensorId a = g.ops[makeA].outputs[0];
-  OpId makeB = g.addOp("aten.sin", {a}, {40}, {}, 1.0);
-  TensorId b = g.ops[makeB].outputs[0];
-  TensorId c = g.ops[g.addOp("aten.cos", {b}, {40}, {}, 1.0)].outputs[0];
-  g.markStepOutput(g.ops[g.addOp("aten.add", {a, c}, {1}, {}, 1.0)].outputs[0]);
-  ASSERT_TRUE(g.finalize());
+  step.makeA = g.addOp("aten.exp", {x}, {40}, {}, 1.0);
+  step.a = g.ops[step.makeA].outputs[0];
+  step.makeB = g.addOp("aten.sin", {step.a}, {40}, {}, 1.0);
+  step.b = g.ops[step.makeB].outputs[0];
+  step.makeC = g.addOp("aten.cos", {step.b}, {40}, {}, 1.0);
+  TensorId c = g.ops[step.makeC].outputs[0];
+  g.markStepOutput(
+      g.ops[g.addOp("aten.add", {step.a, c}, {1}, {}, 1.0)].outputs[0]);
+  EXPECT_TRUE(g.finalize());
+  return step;
+}
+
+/// Lookahead in an arena of 1000 bytes, evicting `values` after op `after`.
+PlanOptions scheduledOptions(const ChainStep &step, OpId after,
+                             std::vector<TensorId> values) {
   PlanOptions o = byteOptions(Policy::Lookahead, 1000);
-  auto schedule = std::make_shared<EvictionSchedule>(g.ops.size());
-  (*schedule)[makeB].push_back(a);
+  auto schedule = std::make_shared<EvictionSchedule>(step.graph.ops.size());
+  (*schedule)[after] = std::move(values);
   o.scheduledEvictions = schedule;
+  return o;
+}
+
+TEST(CandidateSearch, SimulatorFollowsAScheduleOfEvictions) {
+  const ChainStep step = chainStep();
+  const OpId makeA = step.makeA, makeB = step.makeB;
+  const TensorId a = step.a;
   Plan p;
-  ASSERT_OK(planAndVerify(g, o, &p, simulate));
+  ASSERT_OK(planAndVerify(step.graph, scheduledOptions(step, makeB, {a}), &p,
+                          simulate));
   // Nothing forced it (the arena holds everything): only the schedule did.
   EXPECT_EQ(p.stats.evictionEvents, 0);
   EXPECT_EQ(p.stats.evictionCount, 1);
   EXPECT_EQ(p.stats.recomputeCount, 1);
-  size_t runB = 0, evictA = 0, recomputeA = 0;
-  for (size_t i = 0; i < p.instructions.size(); ++i) {
-    const Instruction &ins = p.instructions[i];
-    if (ins.kind == InstructionKind::Run && ins.op == makeB)
-      runB = i;
-    if (ins.kind == InstructionKind::Evict && ins.tensor == a)
-      evictA = i;
-    if (ins.kind == InstructionKind::Recompute && ins.op == makeA)
-      recomputeA = i;
-  }
+  const int runB = indexOfOp(p, InstructionKind::Run, makeB);
+  const int evictA = indexOfEviction(p, a);
   EXPECT_LT(runB, evictA);
-  EXPECT_LT(evictA, recomputeA);
+  EXPECT_LT(evictA, indexOfOp(p, InstructionKind::Recompute, makeA));
 }
 
 /// c (100 bytes, 1 us) concatenates f1 and f2 (10 bytes, 50 us each),
@@ -464,6 +496,57 @@ TEST(CandidateSearch, RetainedProjectionIsRebuiltOnce) {
   }
   // Where each closure frees it again, it is rebuilt for gate after gate.
   EXPECT_GT(rebuiltOften, 0);
+}
+
+/// a and b are dropped after b's producer; rebuilding b for c's op
+/// rebuilds a, which the add reads later. Kept, a holds its bytes through
+/// c's allocation; evicted again once the closure has read it (what a
+/// schedule counting rebuilt bytes HeldAtOnce assumes), it is rebuilt a
+/// second time for the add, and the peak is lower.
+TEST(CandidateSearch, EvictsClosureValuesAgain) {
+  const ChainStep step = chainStep();
+  const OpId makeA = step.makeA, makeB = step.makeB;
+  const TensorId a = step.a;
+  PlanOptions o = scheduledOptions(step, makeB, {a, step.b});
+  Plan kept, evicted;
+  ASSERT_OK(planAndVerify(step.graph, o, &kept, simulate));
+  o.evictClosureValues = true;
+  ASSERT_OK(planAndVerify(step.graph, o, &evicted, simulate));
+  EXPECT_EQ(recomputationsOf(kept, makeA), 1);
+  EXPECT_EQ(recomputationsOf(evicted, makeA), 2);
+  // x, a, b and c at c's op; x, a, c and the sum at the add.
+  EXPECT_EQ(kept.stats.peakAllocatedBytes, 130);
+  EXPECT_EQ(evicted.stats.peakAllocatedBytes, 91);
+  // Evicted right after b's recomputation read it, before c's op runs.
+  const int recomputeB = indexOfOp(evicted, InstructionKind::Recompute, makeB);
+  const int evictA = indexOfEviction(evicted, a, recomputeB);
+  EXPECT_LT(recomputeB, evictA);
+  EXPECT_LT(evictA, indexOfOp(evicted, InstructionKind::Run, step.makeC));
+}
+
+/// Each schedule counting what is held has a twin that evicts closure
+/// values again: it follows the same schedule, right after it in the quick
+/// round, and never runs where its original did not.
+TEST(CandidateSearch, ClosureTwinFollowsItsSchedule) {
+  const std::string twin = " (closure values evicted again)";
+  const std::string quick = ", quick";
+  int twins = 0;
+  forSweptBudgets(6, {0.02, 0.1, 0.2}, [&](SweptStep &step) {
+    Plan p;
+    static_cast<void>(searchPlan(step.graph, step.options, &p));
+    const std::vector<SearchCandidate> &tried = p.stats.candidates;
+    for (size_t i = 0; i < tried.size(); ++i) {
+      const std::string &name = tried[i].name;
+      const size_t at = name.find(twin);
+      if (at == std::string::npos || name.find(quick) == std::string::npos)
+        continue;
+      ++twins;
+      const std::string original =
+          name.substr(0, at) + name.substr(at + twin.size());
+      EXPECT_EQ(indexOf(tried, original), int(i) - 1) << name;
+    }
+  });
+  EXPECT_GT(twins, 0);
 }
 
 TEST(CandidateSearch, MonotoneInTheBudget) {

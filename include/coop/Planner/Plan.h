@@ -111,6 +111,11 @@ struct PlanOptions {
     Full,
   };
   ArenaSearch simulatedArenas = ArenaSearch::Full;
+  /// After an op, the values its closure rebuilt for it, other than its
+  /// own operands, are evicted again (they come back at their next read),
+  /// as evictions scheduled counting RebuiltBytes::HeldAtOnce assume;
+  /// off: they stay resident until the policy evicts them.
+  bool evictClosureValues = false;
   /// The packer's exact-search nodes per repacked plan (PackOptions).
   int64_t packingNodeLimit = 2000;
   /// Repack by the simulator's own order only (PackOptions): quick.
