@@ -230,8 +230,12 @@ class ModelCase(unittest.TestCase):
         checked = []
         for policy in POLICIES:
             for ratio in RATIOS:
-                if policy == "search" and ratio == FLOOR_RATIO[name]:
-                    continue  # check_floor's
+                if policy == "search" and ratio <= FLOOR_RATIO[name]:
+                    # At the floor: check_floor's. Below it the search is not
+                    # expected to plan, and its failing unlimited run is the
+                    # slowest plan of all (the LSTM's at 0.3: 65 s of the
+                    # test's 110 s on the busy machine), checking nothing.
+                    continue
                 # The search with no time limit: which plan is checked, and
                 # whether LOWEST_RATIO plans, must not depend on the load.
                 plan = model.plan(policy, ratio,
