@@ -16,6 +16,7 @@
 
 #include "StepAnalysis.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 
@@ -57,12 +58,15 @@ public:
       packing_.targetPeak = options.budgetBytes;
   }
 
-  enum class Outcome { Fits, TooLarge, SimulationFailed };
+  /// CostsMore: the cost bound stopped the simulation (it would have
+  /// planned at a higher cost than a plan found, or failed).
+  enum class Outcome { Fits, TooLarge, SimulationFailed, CostsMore };
 
   /// Simulates in an arena of `simulated` bytes and, unless its own
   /// addresses already fit the budget, repacks the plan; without `rescue`,
   /// a failed simulation is not replayed. After the deadline, the
-  /// simulation fails at once.
+  /// simulation fails at once; it stops once it costs more than the best
+  /// plan so far (or the options' bound).
   Outcome tryArena(int64_t simulated, bool rescue = true);
   bool found() const { return found_; }
   /// The simulator's error at the budget's arena (else at the first arena
@@ -91,6 +95,7 @@ private:
   bool budgetTried_ = false;
   bool bestRepacked_ = false;
   bool timeLimitReached_ = false;
+  bool costBoundReached_ = false;
   Status firstError_ = Status::ok();
   int64_t tried_ = 0;
   double packingSeconds_ = 0;
@@ -108,18 +113,24 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
   PlanOptions options = options_;
   options.budgetBytes = simulated;
   options.learnFromFailures &= rescue;
+  if (found_)
+    options.costBoundUs =
+        std::min(options.costBoundUs, best_.stats.executedCostUs);
+  // More bytes at once than the budget: too large, whatever the packing.
+  if (options_.policy != Policy::None)
+    options.allocatedBytesBound = options_.budgetBytes;
   Plan candidate;
   Status st = simulate(graph_, options, analysis_, &candidate);
   candidate.stats.simulatedBudgetBytes = simulated;
   timeLimitReached_ |= candidate.stats.timeLimitReached;
+  costBoundReached_ |= candidate.stats.costBoundReached;
   // Only a plan whose own addresses do not fit needs packing to be judged
   // (the winner is repacked in take()); none that keeps more bytes live at
   // once than the budget can fit. `none` is always packed: its arena is
   // the answer.
   const bool fitsAsIs = options_.policy != Policy::None &&
                         candidate.stats.addressHighWater <= options_.budgetBytes;
-  const bool hopeless = options_.policy != Policy::None &&
-                        candidate.stats.peakAllocatedBytes > options_.budgetBytes;
+  const bool hopeless = candidate.stats.allocatedBytesBoundReached;
   if (st && !fitsAsIs && !hopeless)
     st = repack(&candidate);
   // The budget's own arena has the error worth reporting.
@@ -129,8 +140,9 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
     firstError_ = st;
     firstPlan_ = candidate;
   }
-  if (!st)
-    return Outcome::SimulationFailed;
+  if (!st && !hopeless)
+    return candidate.stats.costBoundReached ? Outcome::CostsMore
+                                            : Outcome::SimulationFailed;
   if (hopeless || candidate.stats.addressHighWater > options_.budgetBytes)
     return Outcome::TooLarge;
   candidate.budgetBytes = options_.budgetBytes;
@@ -169,6 +181,7 @@ Status SimulatedBudgetSearch::take(Plan *out) {
 Status SimulatedBudgetSearch::fail(Plan *out) {
   *out = firstPlan_;
   out->stats.timeLimitReached = timeLimitReached_;
+  out->stats.costBoundReached = costBoundReached_;
   return firstError_;
 }
 
@@ -249,6 +262,9 @@ Status plan(const Graph &graph, const PlanOptions &options,
     // simulation that fails costs the most (every replay series): after
     // one at the budget, start at 1/32 and stop at the next.
     int64_t fits = atBudget == Outcome::Fits ? budget : 0, tooLarge = 0;
+    // The first arena above `fits` that the cost bound stopped: not known
+    // to fit, the end of the bisection before one too large.
+    int64_t stoppedAbove = 0;
     bool failed = atBudget == Outcome::SimulationFailed;
     for (int64_t step = std::max<int64_t>(budget / (failed ? 32 : 512), align);
          step <= std::max<int64_t>(budget / 16, align) &&
@@ -257,8 +273,14 @@ Status plan(const Graph &graph, const PlanOptions &options,
       const int64_t simulated =
           std::min(unbounded, (budget + step) / align * align);
       const Outcome outcome = search.tryArena(simulated);
-      if (outcome == Outcome::Fits)
+      if (outcome == Outcome::Fits) {
         fits = simulated;
+        stoppedAbove = 0;
+      }
+      // One the cost bound stopped goes on growing: a larger one evicts
+      // less, and may cost less than the plan that set the bound.
+      if (outcome == Outcome::CostsMore && stoppedAbove == 0)
+        stoppedAbove = simulated;
       if (outcome == Outcome::TooLarge)
         tooLarge = simulated;
       if (outcome == Outcome::TooLarge ||
@@ -267,9 +289,13 @@ Status plan(const Graph &graph, const PlanOptions &options,
         break;
       failed |= outcome == Outcome::SimulationFailed;
     }
-    // Refine only where growing helped, or where the budget itself failed.
-    const bool refine = fits > budget || atBudget != Outcome::Fits;
-    for (int64_t lo = std::max(fits, budget), hi = tooLarge, round = 0;
+    // Refine only where growing helped, or where the budget itself failed
+    // (not where it cost more than a plan found).
+    const bool refine = fits > budget ||
+                        atBudget == Outcome::SimulationFailed ||
+                        atBudget == Outcome::TooLarge;
+    for (int64_t lo = std::max(fits, budget),
+                 hi = stoppedAbove > 0 ? stoppedAbove : tooLarge, round = 0;
          refine && hi > 0 && round < 3 && hi - lo > align &&
          !search.bestRecomputesNothing();
          ++round) {
@@ -289,9 +315,11 @@ Status plan(const Graph &graph, const PlanOptions &options,
       !search.bestRecomputesNothing())
     for (int64_t fraction : {16, 8, 4}) {
       const int64_t simulated = (budget - budget / fraction) / align * align;
-      if (simulated < first.memoryFloorBytes ||
-          search.tryArena(simulated, /*rescue=*/false) ==
-              Outcome::SimulationFailed)
+      if (simulated < first.memoryFloorBytes)
+        break;
+      const Outcome outcome = search.tryArena(simulated, /*rescue=*/false);
+      if (outcome == Outcome::SimulationFailed ||
+          outcome == Outcome::CostsMore)
         break;
     }
   return search.found() ? search.take(out) : search.fail(out);

@@ -1865,6 +1865,7 @@ Status Simulator::run() {
     persistentEnd_ = std::max(persistentEnd_, offset + size);
   }
 
+  double costLeftUs = stats.baselineCostUs;
   for (OpId k = 0; k < OpId(g_.ops.size()); ++k) {
     // One replay of a large step can take a second: bounded too.
     if (deadlinePassed(options_)) {
@@ -1875,6 +1876,21 @@ Status Simulator::run() {
     Status st = runOp(k);
     if (!st)
       return st;
+    if (stats.peakAllocatedBytes > options_.allocatedBytesBound) {
+      stats.allocatedBytesBoundReached = true;
+      return Status::error("more bytes allocated at once than the bound "
+                           "after " + describeOp(k));
+    }
+    // Every later op runs at least once: past the bound, this plan cannot
+    // win. (The slack keeps a plan that ties the bound, whatever the order
+    // of the sums' rounding.)
+    costLeftUs -= g_.ops[k].costUs;
+    if (stats.executedCostUs + costLeftUs >
+        options_.costBoundUs * (1 + 1e-9)) {
+      stats.costBoundReached = true;
+      return Status::error("the cost bound stopped the simulation after " +
+                           describeOp(k));
+    }
   }
 
   if (stats.baselineCostUs > 0)
@@ -1934,7 +1950,9 @@ Status replay(const Graph &graph, const PlanOptions &options,
       return st;
     if (attempt == 0)
       first = st;
-    if (out->stats.timeLimitReached)
+    // Stopped, not out of memory: nothing to learn from.
+    if (out->stats.timeLimitReached || out->stats.costBoundReached ||
+        out->stats.allocatedBytesBoundReached)
       return first;
     bool learned = false;
     const OpId failed = simulator.failedOp();
@@ -1987,9 +2005,17 @@ Status simulate(const Graph &graph, const PlanOptions &options,
   // planned before plans exactly as before; never for `none`, the baseline
   // that memory ratios are measured against. The first series' error is
   // the one reported.
+  // Whether the cost bound cut any series: the step may then plan, at a
+  // higher cost.
+  bool costBoundReached = out->stats.costBoundReached;
+  auto replayed = [&](ReplayLessons lessons) {
+    Status st = replay(graph, options, analysis, lessons, out);
+    costBoundReached |= out->stats.costBoundReached;
+    return bool(st);
+  };
   ReplayLessons lessons;
   lessons.packBarriers = true;
-  if (replay(graph, options, analysis, lessons, out))
+  if (replayed(lessons))
     return Status::ok();
   // A third series also learns which values the failing closure rebuilt
   // although nothing reads them any more, and that more than one op read
@@ -1998,7 +2024,7 @@ Status simulate(const Graph &graph, const PlanOptions &options,
   // the last op that may recompute from them, so later closures find them
   // instead of rebuilding them each time.
   lessons.retainRebuilt = true;
-  if (replay(graph, options, analysis, lessons, out))
+  if (replayed(lessons))
     return Status::ok();
   // A last series runs closures recursively, DTR's way (rematerialize):
   // each producer's inputs are brought back in turn and held only until it
@@ -2006,8 +2032,9 @@ Status simulate(const Graph &graph, const PlanOptions &options,
   // reads until its last reader, which scatters barriers through the arena
   // when closures are deep (a stack of per-step states of a recurrent net).
   lessons.recursiveClosures = true;
-  if (replay(graph, options, analysis, lessons, out))
+  if (replayed(lessons))
     return Status::ok();
+  out->stats.costBoundReached = costBoundReached;
   return first;
 }
 

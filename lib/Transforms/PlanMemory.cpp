@@ -530,7 +530,8 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
       if (candidate.planned)
         os << llvm::format("%.2f %%", candidate.computeOverhead * 100.0);
       else
-        os << "no plan";
+        os << (candidate.costBoundReached ? "no plan (cost bound)"
+                                          : "no plan");
       os << llvm::format(" (%.0f ms)", candidate.seconds * 1e3);
     }
   }

@@ -31,20 +31,23 @@
 
 // The policies come first, one quick simulation each; the first schedule
 // plans as lookahead does, and the first plan found of equal cost wins.
-// The schedule with long recompute chains makes the same evictions as the
-// first one: it is not simulated again (it would follow the first). The
-// second half of the candidates is the first again, placing from one end.
+// coop, dtr and dte recompute three times where lookahead's plan does
+// twice: each stops once its cost can no longer be below that plan's
+// (branch and bound). The schedule with long recompute chains makes the
+// same evictions as the first one: it is not simulated again (it would
+// follow the first). The second half of the candidates is the first
+// again, placing from one end.
 // SEARCH: coop-plan-memory @belady: policy lookahead, budget 2048 (2.00 KiB)
 // SEARCH-NEXT: plan search: 28 candidates tried; won: lookahead, quick
 // SEARCH-NEXT: lookahead, quick: 28.57 %
-// SEARCH-NEXT: coop, quick: 42.86 %
-// SEARCH-NEXT: dtr, quick: 42.86 %
-// SEARCH-NEXT: dte, quick: 42.86 %
+// SEARCH-NEXT: coop, quick: no plan (cost bound)
+// SEARCH-NEXT: dtr, quick: no plan (cost bound)
+// SEARCH-NEXT: dte, quick: no plan (cost bound)
 // SEARCH-NEXT: lookahead after evictions scheduled for 100.0 % of the budget, quick: 28.57 %
-// SEARCH: coop, thorough: 42.86 %
+// SEARCH: coop, thorough: no plan (cost bound)
 // Then every candidate again with one-ended placement.
 // SEARCH: lookahead after evictions scheduled for 100.0 % of the budget (one-ended placement), quick: 28.57 %
-// SEARCH: coop (one-ended placement), thorough: 42.86 %
+// SEARCH: coop (one-ended placement), thorough: no plan (cost bound)
 // SEARCH: recomputations: 2
 func.func @belady(%x: tensor<128xf32> {coop.role = #coop.role<input>})
     -> tensor<128xf32> attributes {coop.step} {

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -130,6 +131,16 @@ struct PlanOptions {
   /// searchTimeLimitSeconds from its start. Default: never.
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::time_point::max();
+  /// simulate() stops (a failure) once its plan cannot cost less than
+  /// this: the cost executed so far, plus every later op's once, exceeds
+  /// it; plan() lowers it to its best arena's plan. searchPlan() sets it
+  /// to its best plan's cost, so that a candidate that cannot win stops
+  /// early (branch and bound). Default: none.
+  double costBoundUs = std::numeric_limits<double>::infinity();
+  /// simulate() stops (a failure) once more bytes are allocated at once
+  /// than this: plan() sets it to the budget in a larger simulated arena,
+  /// whose plan then fits the budget in no packing. Default: none.
+  int64_t allocatedBytesBound = std::numeric_limits<int64_t>::max();
 };
 
 /// The deadline `seconds` after `start`.
@@ -199,6 +210,8 @@ struct SearchCandidate {
   bool planned = false;
   double computeOverhead = 0;
   double seconds = 0;
+  /// No plan: the best plan's cost stopped it (it did not fail).
+  bool costBoundReached = false;
 };
 
 struct PlanStats {
@@ -253,6 +266,11 @@ struct PlanStats {
   /// Whether options.deadline stopped the planner early: a replay, a
   /// simulated arena or a candidate it did not try.
   bool timeLimitReached = false;
+  /// Whether options.costBoundUs stopped a simulation: its plan would have
+  /// cost more than the bound, or failed.
+  bool costBoundReached = false;
+  /// Whether options.allocatedBytesBound stopped a simulation.
+  bool allocatedBytesBoundReached = false;
 
   /// searchPlan() only: every candidate tried, in order, and the winner's
   /// name.
