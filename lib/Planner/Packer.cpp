@@ -549,6 +549,8 @@ public:
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](int32_t a, int32_t b) { return key(a) > key(b); });
+    unplacedAtDepth_.resize(n + 1);
+    candidatesAtDepth_.resize(n + 1);
     contentionRank_.resize(n);
     for (size_t r = 0; r < n; ++r)
       contentionRank_[order[r]] = int32_t(r);
@@ -610,6 +612,12 @@ public:
   int64_t nodesLeft() const { return std::max<int64_t>(0, nodeLimit_ - nodes_); }
 
 private:
+  /// A buffer descend may place next, at its floor.
+  struct Candidate {
+    int64_t floor;
+    int32_t rank, buffer;
+  };
+
   static uint64_t mix(uint64_t x) {
     x ^= x >> 30;
     x *= 0xBF58476D1CE4E5B9ull;
@@ -735,24 +743,32 @@ private:
   /// [lo, hi], each after (lastOffset, lastBegin) in placement order.
   bool descend(int32_t lo, int32_t hi, const std::vector<int32_t> &buffers,
                int64_t lastOffset, int32_t lastBegin) {
-    struct Candidate {
-      int64_t floor;
-      int32_t rank, buffer;
-    };
-    std::vector<int32_t> unplaced;
+    // The frames on the stack have distinct placement depths, so each
+    // reuses its depth's lists instead of allocating its own.
+    std::vector<int32_t> &unplaced = unplacedAtDepth_[placements_.size()];
+    std::vector<Candidate> &candidates =
+        candidatesAtDepth_[placements_.size()];
+    // Without branches on whether each buffer is placed: which ones are
+    // follows no pattern the processor could predict.
+    unplaced.resize(buffers.size());
+    size_t count = 0;
     int64_t lowestTop = std::numeric_limits<int64_t>::max();
-    for (int32_t b : buffers)
-      if (offset_[b] < 0) {
-        unplaced.push_back(b);
-        lowestTop = std::min(lowestTop, floor_[b] + p_.size[b]);
-      }
+    for (int32_t b : buffers) {
+      const bool placed = offset_[b] >= 0;
+      unplaced[count] = b;
+      count += !placed;
+      const int64_t top = floor_[b] + p_.size[b];
+      lowestTop = std::min(lowestTop,
+                           placed ? std::numeric_limits<int64_t>::max() : top);
+    }
+    unplaced.resize(count);
     if (unplaced.empty())
       return true;
     if (outOfBudget())
       return false;
     // A candidate at or above another buffer's top at its floor is
     // dominated; one before the last placement in order is not next.
-    std::vector<Candidate> candidates;
+    candidates.clear();
     for (int32_t b : unplaced)
       if (floor_[b] < lowestTop &&
           (floor_[b] > lastOffset ||
@@ -817,7 +833,6 @@ private:
   /// 1.0613 / 1.0838 of the lower bound. In every part, it also found some
   /// packings of random and mixed sets and lost others: it is only for
   /// nearly full parts (bench/packing/results.md).
-  template <typename Candidate>
   void preferTimeFits(int32_t hi, std::vector<Candidate> &candidates) const {
     const int64_t floor = candidates[0].floor;
     const int32_t begin = p_.begin[candidates[0].buffer];
@@ -911,7 +926,38 @@ private:
       if (lowest + units > capacity_)
         return false;
     }
-    return true;
+    return !raisesFloorPastSlack(lo, hi, b, at + p_.size[b]);
+  }
+
+  /// Whether placing b with top `top` raises the floor of a section
+  /// outside its lifetime so high that what is unplaced there no longer
+  /// fits: every buffer at or below the section's slack overlaps b and so
+  /// rises to its top. Then fits() fails in that section (the floor is
+  /// above the slack, which mayFit's bound has shown is at least b's
+  /// offset, so the order has not passed it); checked here without
+  /// placing b, which most such candidates of a tight part used to be, only
+  /// to be undone.
+  bool raisesFloorPastSlack(int32_t lo, int32_t hi, int32_t b,
+                            int64_t top) const {
+    auto checkSections = [&](int32_t from, int32_t to) {
+      for (int32_t s = from; s <= to; ++s) {
+        const int64_t slack = capacity_ - unplacedUnits_[s];
+        if (unplacedUnits_[s] == 0 || top <= slack)
+          continue;
+        bool held = false;
+        for (int32_t o : unplacedIn_[s])
+          if (floor_[o] <= slack &&
+              (p_.end[o] < p_.begin[b] || p_.begin[o] > p_.end[b])) {
+            held = true;
+            break;
+          }
+        if (!held)
+          return true;
+      }
+      return false;
+    };
+    return checkSections(lo, p_.begin[b] - 1) ||
+           checkSections(p_.end[b] + 1, hi);
   }
 
   void place(int32_t b, int64_t at) {
@@ -1056,6 +1102,10 @@ private:
   /// Per section: unplaced buffers alive in it and in the next one.
   std::vector<int32_t> crossing_;
   std::vector<Placement> placements_;
+  /// Scratch per placement depth: descend's unplaced buffers and
+  /// candidates.
+  std::vector<std::vector<int32_t>> unplacedAtDepth_;
+  std::vector<std::vector<Candidate>> candidatesAtDepth_;
   std::vector<std::pair<int32_t, int64_t>> floorTrail_;
   struct SectionFloor {
     int32_t section;
