@@ -171,6 +171,16 @@ struct Rebuild {
   int64_t everyValueBytes, heldAtOnceBytes;
 };
 
+/// A value a recomputation reads before op `at`, and the bytes of a value
+/// the profile has there that the recomputation runs before (its root, or
+/// the root of the recomputation it rebuilds a value for): they are not
+/// allocated yet while it runs.
+struct ChainRead {
+  TensorId value;
+  OpId at;
+  int64_t laterBytes;
+};
+
 /// What choosing a gap costs and changes.
 struct Price {
   /// The value comes back before this op: the gap's end, or an earlier
@@ -179,7 +189,7 @@ struct Price {
   double costUs = 0;
   std::vector<Rebuild> rebuilt;
   /// Values the recomputations read where they run: they must stay there.
-  std::vector<std::pair<TensorId, OpId>> reads;
+  std::vector<ChainRead> reads;
   /// Chosen absences the recomputations end early, by rebuilding the value
   /// before this op (it then stays resident, as in the simulator).
   std::vector<std::pair<int32_t, OpId>> resumed;
@@ -223,6 +233,7 @@ public:
         siblingsTogether_(rebuiltOnce_ &&
                           siblings == SiblingOutputs::RebuiltTogether),
         retainDeadInputs_(dead == DeadInputs::Retained),
+        heldInTurn_(rebuilt == RebuiltBytes::HeldInTurn),
         opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
         readAt_(graph.tensors.size()), rerunBy_(graph.ops.size()),
         rebuiltBefore_(graph.ops.size(), 0),
@@ -255,7 +266,10 @@ private:
   /// Adds to `price` rebuilding `root` just before op `at`: its producer
   /// and those of its inputs gone by then. False when that is not possible
   /// or too long a chain.
-  bool addRecomputation(TensorId root, OpId at, bool rootCounts, Price *price);
+  /// `laterBytes`: as ChainRead's, for the root of the recomputation a
+  /// counted root is rebuilt for.
+  bool addRecomputation(TensorId root, OpId at, bool rootCounts,
+                        int64_t laterBytes, Price *price);
   bool priceOf(const Gap &gap, Price *price);
   /// The bytes `price` keeps past their last use times the ops of
   /// [runFrom, runTo] they are held over, counted once per value.
@@ -283,15 +297,19 @@ private:
   const bool siblingsTogether_;
   /// DeadInputs::Retained.
   const bool retainDeadInputs_;
+  /// RebuiltBytes::HeldInTurn.
+  const bool heldInTurn_;
   const OpId opCount_;
   std::vector<Choice> chosen_;
   /// Per value: its choices (indices into chosen_).
   std::vector<std::vector<int32_t>> absent_;
-  /// Per value: ops before which a chosen recomputation reads it.
-  std::vector<std::vector<OpId>> readAt_;
+  /// Per value: ops before which a chosen recomputation reads it, and the
+  /// bytes there that the recomputation runs before (ChainRead).
+  std::vector<std::vector<std::pair<OpId, int64_t>>> readAt_;
   /// Per op (siblingsTogether_): the choices whose recomputation re-runs it.
   std::vector<std::vector<int32_t>> rerunBy_;
-  /// Per op (RebuiltBytes::HeldAtOnce): what the recomputations before it add there.
+  /// Per op (counting held bytes): what the recomputations before it add
+  /// there.
   std::vector<int64_t> rebuiltBefore_;
   std::vector<uint32_t> chainStamp_;
   uint32_t chainEpoch_ = 0;
@@ -308,8 +326,18 @@ private:
   };
   std::vector<ValueFacts> values_;
   std::vector<double> opCostUs_;
+  /// A value addRecomputation is to rebuild.
+  struct PendingValue {
+    TensorId value;
+    /// Its chosen absence ends here anyway: no microseconds.
+    bool moved;
+    /// Its buffer is held already where the recomputation runs: the root's
+    /// (the profile has it there) or, through an op writing in place,
+    /// that of a value whose buffer is.
+    bool bufferHeld;
+  };
   /// addRecomputation's stack of values to rebuild, kept for its capacity.
-  std::vector<std::pair<TensorId, bool>> pending_;
+  std::vector<PendingValue> pending_;
   /// The values whose residency the price being made has looked at.
   std::vector<TensorId> looked_;
 };
@@ -372,17 +400,19 @@ int32_t Scheduler::absenceAt(TensorId t, OpId at) const {
 }
 
 bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
-                                 Price *price) {
+                                 int64_t laterBytes, Price *price) {
+  if (!rootCounts)
+    laterBytes = bytes(root);
   ++chainEpoch_;
   // A value whose chosen absence a recomputation ends early is rebuilt
   // anyway, at the absence's end: moved up, its chain holds bytes earlier
   // but runs no more microseconds ("moved").
-  std::vector<std::pair<TensorId, bool>> &pending = pending_;
-  pending.assign(1, {root, false});
+  std::vector<PendingValue> &pending = pending_;
+  pending.assign(1, {root, false, !rootCounts});
   int ops = 0;
   Rebuild rebuild = {at, 0, 0};
   while (!pending.empty()) {
-    const auto [t, moved] = pending.back();
+    const auto [t, moved, bufferHeld] = pending.back();
     pending.pop_back();
     const OpId producer = values_[t].producer;
     if (chainStamp_[producer] == chainEpoch_)
@@ -390,9 +420,23 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     chainStamp_[producer] = chainEpoch_;
     if (++ops > chainOpLimit_)
       return false;
-    const int64_t output = t != root || rootCounts ? bytes(t) : 0;
+    const bool rootOutput = t == root && !rootCounts;
+    const int64_t output = rootOutput ? 0 : bytes(t);
     rebuild.everyValueBytes += output;
-    int64_t held = output;
+    int64_t held = bufferHeld ? 0 : output;
+    // The profile has the root's bytes where the recomputation runs (or
+    // those of the root it rebuilds a value for), but that buffer exists
+    // only from the op that writes it (or, in place, its operand) on: the
+    // ops before hold theirs in its stead.
+    const int64_t notYetAllocated =
+        heldInTurn_ && !bufferHeld ? laterBytes : 0;
+    // An output written in place over an input rebuilt for it takes over
+    // that input's buffer (the simulator consumes an operand in place
+    // where it has no room for a copy): one buffer, counted once.
+    const TensorId overwritten =
+        g_.tensors[t].previousVersion == kNone
+            ? kNone
+            : a_.content[g_.tensors[t].previousVersion];
     // Re-running the producer rebuilds its other outputs that are away: a
     // sibling's absence ends here, and its recomputation, moved up, runs
     // the producer once.
@@ -417,7 +461,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     for (TensorId in : a_.recomputeReads[producer]) {
       looked_.push_back(in);
       if (presentAt(in, at)) {
-        price->reads.push_back({in, at});
+        price->reads.push_back({in, at, laterBytes});
         continue;
       }
       // Past its last use (chosen absences all end by then), read by
@@ -425,7 +469,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
       if (retainDeadInputs_ && values_[in].producer != kNone &&
           a_.sharedInput[in] && values_[in].lastUse < at) {
         price->retained.push_back({in, at});
-        price->reads.push_back({in, at});
+        price->reads.push_back({in, at, laterBytes});
         continue;
       }
       if (values_[in].producer == kNone || !values_[in].recomputable)
@@ -433,10 +477,14 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
       const int32_t absence = rebuiltOnce_ ? absenceAt(in, at) : -1;
       if (absence >= 0)
         price->resumed.push_back({absence, at});
-      held += bytes(in);
-      pending.push_back({in, moved || siblingAway || absence >= 0});
+      const bool sharesBuffer = heldInTurn_ && in == overwritten;
+      if (!sharesBuffer)
+        held += bytes(in);
+      pending.push_back({in, moved || siblingAway || absence >= 0,
+                         sharesBuffer && bufferHeld});
     }
-    rebuild.heldAtOnceBytes = std::max(rebuild.heldAtOnceBytes, held);
+    rebuild.heldAtOnceBytes =
+        std::max(rebuild.heldAtOnceBytes, held - notYetAllocated);
   }
   price->rebuilt.push_back(rebuild);
   return true;
@@ -456,7 +504,7 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
   if (rebuiltOnce_) {
     // Chosen recomputations inside the gap that read the value need it
     // back before the first of them; rebuilt there, it stays for the rest.
-    for (OpId at : readAt_[gap.value])
+    for (auto [at, laterBytes] : readAt_[gap.value])
       if (gap.from < at && at < price->to)
         price->to = at;
     // One that re-runs its producer first (for a sibling) brings it back.
@@ -469,15 +517,17 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
     if (price->to - gap.from < 2)
       return false;
     return price->carriedBy >= 0 ||
-           addRecomputation(gap.value, price->to, /*rootCounts=*/false, price);
+           addRecomputation(gap.value, price->to, /*rootCounts=*/false, 0,
+                            price);
   }
-  if (!addRecomputation(gap.value, gap.to, /*rootCounts=*/false, price))
+  if (!addRecomputation(gap.value, gap.to, /*rootCounts=*/false, 0, price))
     return false;
   // Chosen recomputations inside the gap read the value: it must be
   // rebuilt for each of them too.
-  for (OpId at : readAt_[gap.value])
+  for (auto [at, laterBytes] : readAt_[gap.value])
     if (gap.from < at && at < gap.to &&
-        !addRecomputation(gap.value, at, /*rootCounts=*/true, price))
+        !addRecomputation(gap.value, at, /*rootCounts=*/true, laterBytes,
+                          price))
       return false;
   return true;
 }
@@ -629,8 +679,8 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
       for (OpId op : chosen_[id].reruns)
         forget(gapsOfOutputsOf[op]);
     }
-    for (auto [value, at] : bestPrice.reads)
-      forget(gapsOf[value]);
+    for (const ChainRead &read : bestPrice.reads)
+      forget(gapsOf[read.value]);
     for (OpId op : bestPrice.reruns)
       forget(gapsOfOutputsOf[op]);
     // Values kept past their last use: present for other chains now.
@@ -656,9 +706,9 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
     for (const Rebuild &rebuild : bestPrice.rebuilt)
       if (const int64_t added = addRebuilt(&profile, rebuild))
         choice.rebuilt.push_back({rebuild.at, added});
-    for (auto [value, at] : bestPrice.reads)
-      if (g_.tensors[value].producer != kNone)
-        readAt_[value].push_back(at);
+    for (const ChainRead &read : bestPrice.reads)
+      if (g_.tensors[read.value].producer != kNone)
+        readAt_[read.value].push_back({read.at, read.laterBytes});
     for (OpId op : bestPrice.reruns)
       rerunBy_[op].push_back(int32_t(chosen_.size()));
     choice.reruns = bestPrice.reruns;
@@ -718,7 +768,14 @@ ScheduledEvictions scheduleEvictions(
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
     ScheduleGaps gaps, SiblingOutputs siblings, ChoicePick pick,
     DeadInputs dead, std::chrono::steady_clock::time_point deadline) {
-  return Scheduler(graph, analysis, alignment, rebuilt, chains, siblings, dead)
+  ScheduledEvictions scheduled =
+      Scheduler(graph, analysis, alignment, rebuilt, chains, siblings, dead)
+          .run(targetBytes, gaps, pick, deadline);
+  if (rebuilt != RebuiltBytes::HeldAtOnce ||
+      scheduled.peakLiveBytes <= targetBytes)
+    return scheduled;
+  return Scheduler(graph, analysis, alignment, RebuiltBytes::HeldInTurn, chains,
+                   siblings, dead)
       .run(targetBytes, gaps, pick, deadline);
 }
 
