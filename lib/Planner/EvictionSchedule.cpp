@@ -237,7 +237,9 @@ public:
         opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
         readAt_(graph.tensors.size()), rerunBy_(graph.ops.size()),
         rebuiltBefore_(graph.ops.size(), 0),
-        chainStamp_(graph.ops.size(), 0) {
+        chainStamp_(graph.ops.size(), 0), inChain_(graph.tensors.size(), 0),
+        ordered_(graph.tensors.size(), 0),
+        readsLeft_(graph.tensors.size(), 0) {
     values_.reserve(graph.tensors.size());
     for (size_t i = 0; i < graph.tensors.size(); ++i)
       values_.push_back({allocationSize(graph.tensors[i].bytes, alignment),
@@ -326,18 +328,21 @@ private:
   };
   std::vector<ValueFacts> values_;
   std::vector<double> opCostUs_;
-  /// A value addRecomputation is to rebuild.
-  struct PendingValue {
-    TensorId value;
-    /// Its chosen absence ends here anyway: no microseconds.
-    bool moved;
-    /// Its buffer is held already where the recomputation runs: the root's
-    /// (the profile has it there) or, through an op writing in place,
-    /// that of a value whose buffer is.
-    bool bufferHeld;
-  };
   /// addRecomputation's stack of values to rebuild, kept for its capacity.
-  std::vector<PendingValue> pending_;
+  std::vector<std::pair<TensorId, bool>> pending_;
+  /// The values the recomputation being priced rebuilds (one per op).
+  std::vector<TensorId> chain_;
+  /// Per value: the chain_ it is in (chainEpoch_), whether closureHeld()
+  /// has ordered it, and the reads of it left there.
+  std::vector<uint32_t> inChain_, ordered_;
+  std::vector<int32_t> readsLeft_;
+  /// closureHeld()'s order and stack, kept for their capacity.
+  std::vector<TensorId> order_;
+  std::vector<std::pair<TensorId, size_t>> visit_;
+  /// The most bytes chain_ holds at once, run in the simulator's order
+  /// (each op after those of its inputs, depth first) before op `at`,
+  /// each rebuilt value freed after its last read there.
+  int64_t closureHeld(TensorId root, OpId at);
   /// The values whose residency the price being made has looked at.
   std::vector<TensorId> looked_;
 };
@@ -407,12 +412,13 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
   // A value whose chosen absence a recomputation ends early is rebuilt
   // anyway, at the absence's end: moved up, its chain holds bytes earlier
   // but runs no more microseconds ("moved").
-  std::vector<PendingValue> &pending = pending_;
-  pending.assign(1, {root, false, !rootCounts});
+  std::vector<std::pair<TensorId, bool>> &pending = pending_;
+  pending.assign(1, {root, false});
+  chain_.clear();
   int ops = 0;
   Rebuild rebuild = {at, 0, 0};
   while (!pending.empty()) {
-    const auto [t, moved, bufferHeld] = pending.back();
+    const auto [t, moved] = pending.back();
     pending.pop_back();
     const OpId producer = values_[t].producer;
     if (chainStamp_[producer] == chainEpoch_)
@@ -420,23 +426,10 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     chainStamp_[producer] = chainEpoch_;
     if (++ops > chainOpLimit_)
       return false;
-    const bool rootOutput = t == root && !rootCounts;
-    const int64_t output = rootOutput ? 0 : bytes(t);
+    chain_.push_back(t);
+    const int64_t output = t != root || rootCounts ? bytes(t) : 0;
     rebuild.everyValueBytes += output;
-    int64_t held = bufferHeld ? 0 : output;
-    // The profile has the root's bytes where the recomputation runs (or
-    // those of the root it rebuilds a value for), but that buffer exists
-    // only from the op that writes it (or, in place, its operand) on: the
-    // ops before hold theirs in its stead.
-    const int64_t notYetAllocated =
-        heldInTurn_ && !bufferHeld ? laterBytes : 0;
-    // An output written in place over an input rebuilt for it takes over
-    // that input's buffer (the simulator consumes an operand in place
-    // where it has no room for a copy): one buffer, counted once.
-    const TensorId overwritten =
-        g_.tensors[t].previousVersion == kNone
-            ? kNone
-            : a_.content[g_.tensors[t].previousVersion];
+    int64_t held = output;
     // Re-running the producer rebuilds its other outputs that are away: a
     // sibling's absence ends here, and its recomputation, moved up, runs
     // the producer once.
@@ -477,17 +470,75 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
       const int32_t absence = rebuiltOnce_ ? absenceAt(in, at) : -1;
       if (absence >= 0)
         price->resumed.push_back({absence, at});
-      const bool sharesBuffer = heldInTurn_ && in == overwritten;
-      if (!sharesBuffer)
-        held += bytes(in);
-      pending.push_back({in, moved || siblingAway || absence >= 0,
-                         sharesBuffer && bufferHeld});
+      held += bytes(in);
+      pending.push_back({in, moved || siblingAway || absence >= 0});
     }
-    rebuild.heldAtOnceBytes =
-        std::max(rebuild.heldAtOnceBytes, held - notYetAllocated);
+    rebuild.heldAtOnceBytes = std::max(rebuild.heldAtOnceBytes, held);
   }
+  // The profile has the root there (or, for a root that counts, the root
+  // of the recomputation it is rebuilt for), which the closure makes last.
+  if (heldInTurn_)
+    rebuild.heldAtOnceBytes =
+        std::max<int64_t>(closureHeld(root, at) - laterBytes, 0);
   price->rebuilt.push_back(rebuild);
   return true;
+}
+
+int64_t Scheduler::closureHeld(TensorId root, OpId at) {
+  for (TensorId t : chain_) {
+    inChain_[t] = chainEpoch_;
+    readsLeft_[t] = t == root;
+  }
+  auto rebuilt = [&](TensorId t) { return inChain_[t] == chainEpoch_; };
+  for (TensorId t : chain_)
+    for (TensorId in : a_.recomputeReads[values_[t].producer])
+      readsLeft_[in] += rebuilt(in);
+  order_.clear();
+  visit_.assign(1, {root, 0});
+  ordered_[root] = chainEpoch_;
+  while (!visit_.empty()) {
+    auto &[t, next] = visit_.back();
+    const std::vector<TensorId> &reads =
+        a_.recomputeReads[values_[t].producer];
+    while (next < reads.size() &&
+           (!rebuilt(reads[next]) || ordered_[reads[next]] == chainEpoch_))
+      ++next;
+    if (next == reads.size()) {
+      order_.push_back(t);
+      visit_.pop_back();
+      continue;
+    }
+    const TensorId in = reads[next++];
+    ordered_[in] = chainEpoch_;
+    visit_.push_back({in, 0});
+  }
+  int64_t live = 0, most = 0;
+  for (TensorId t : order_) {
+    const OpId producer = values_[t].producer;
+    const std::vector<TensorId> &reads = a_.recomputeReads[producer];
+    const TensorId previous = g_.tensors[t].previousVersion;
+    const TensorId overwritten =
+        previous == kNone ? kNone : a_.content[previous];
+    // Written in place over a rebuilt input this op reads last.
+    const bool inPlace =
+        overwritten != kNone && rebuilt(overwritten) &&
+        readsLeft_[overwritten] ==
+            std::count(reads.begin(), reads.end(), overwritten);
+    if (!inPlace)
+      live += bytes(t);
+    // Its other outputs away here are written too, and freed at once.
+    int64_t siblings = 0;
+    for (TensorId out : g_.ops[producer].outputs)
+      if (out != t && a_.content[out] == out && !rebuilt(out) &&
+          !presentAt(out, at))
+        siblings += bytes(out);
+    most = std::max(most, live + siblings);
+    for (TensorId in : reads)
+      if (rebuilt(in) && --readsLeft_[in] == 0 &&
+          !(inPlace && in == overwritten))
+        live -= bytes(in);
+  }
+  return most;
 }
 
 bool Scheduler::priceOf(const Gap &gap, Price *price) {
@@ -768,14 +819,7 @@ ScheduledEvictions scheduleEvictions(
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
     ScheduleGaps gaps, SiblingOutputs siblings, ChoicePick pick,
     DeadInputs dead, std::chrono::steady_clock::time_point deadline) {
-  ScheduledEvictions scheduled =
-      Scheduler(graph, analysis, alignment, rebuilt, chains, siblings, dead)
-          .run(targetBytes, gaps, pick, deadline);
-  if (rebuilt != RebuiltBytes::HeldAtOnce ||
-      scheduled.peakLiveBytes <= targetBytes)
-    return scheduled;
-  return Scheduler(graph, analysis, alignment, RebuiltBytes::HeldInTurn, chains,
-                   siblings, dead)
+  return Scheduler(graph, analysis, alignment, rebuilt, chains, siblings, dead)
       .run(targetBytes, gaps, pick, deadline);
 }
 

@@ -29,15 +29,21 @@ enum class RebuiltBytes {
   /// the most one op's output and its rebuilt inputs take. Near the floor,
   /// where the margin is more than there is, it reaches lower peaks.
   HeldAtOnce,
-  /// As HeldAtOnce, each op of a recomputation holding what exists in its
-  /// turn: the value the recomputation is for (or the one whose
-  /// recomputation it rebuilds a value for) is in the profile there, but
-  /// its buffer is allocated only by its own op, after the others, or by
-  /// the op whose input it overwrites in place, which then holds one
-  /// buffer for both. HeldAtOnce counts it all along: near the floor its
-  /// greedy stopped above the target where this one reaches it (Inception
-  /// V3 at r = 0.2156: a 531 MB activation rebuilt before the max-pool
-  /// backward that reads it, 0.67 % over the budget).
+  /// What the simulator's closure holds, op by op in its order (each op
+  /// after those of its inputs, depth first; a rebuilt value freed after
+  /// its last read there, an output written in place over a rebuilt input
+  /// it reads last taking that buffer over, other outputs freed at once),
+  /// less the value the recomputation is for, which the profile has there
+  /// already and the closure makes last (for a value rebuilt for another
+  /// recomputation, less that one's value). HeldAtOnce counts that value
+  /// beside every op, an output written in place beside its operand, and
+  /// one op's operands at a time where a branch (a residual block's skip
+  /// input) is held across others: near the floor its greedy stops above
+  /// the target where this one reaches it (Inception V3 at r = 0.2156: a
+  /// 531 MB activation rebuilt before the max-pool backward that reads
+  /// it, 0.67 % over the budget), or below the simulator's peak: counted
+  /// so, the peak is the simulator's (ResNet-152 at r = 0.1594: a schedule
+  /// reaching 1.903 GB, followed in an unbounded arena: 1.901 GB).
   HeldInTurn,
 };
 
@@ -145,11 +151,7 @@ struct ScheduledEvictions {
 /// past its last use.
 /// Past `deadline` it chooses no more (the peak then stays above the
 /// target): on a recurrent step a greedy that keeps finding values to
-/// drop can price long chains for a minute. Counting RebuiltBytes::
-/// HeldAtOnce, a greedy that stops above the target runs again counting
-/// RebuiltBytes::HeldInTurn, whose schedule it then returns (counting in
-/// turn where HeldAtOnce reaches the target too, ResNet-50 at r = 0.3 cost
-/// 16.96 % instead of 16.64 %).
+/// drop can price long chains for a minute.
 ScheduledEvictions scheduleEvictions(
     const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
