@@ -582,7 +582,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   candidates.insert(candidates.begin() + firstSchedule + 1, retaining);
   // The held-bytes kinds again counting what each recomputation holds in
   // turn, only for the targets those missed (near the floor), where they
-  // cost a greedy each: Inception V3 plans at r = 0.21875 (38.26 %), where
+  // cost a greedy each: Inception V3 plans at r = 0.21875 (38.73 %), where
   // nothing did; the schedules counted at once stay, since a plan that
   // follows one that missed its target may still fit.
   for (const ScheduleKind &kind :
