@@ -171,6 +171,16 @@ struct Rebuild {
   int64_t everyValueBytes, heldAtOnceBytes;
 };
 
+/// A value a recomputation reads before op `at`, and the bytes of a value
+/// the profile has there that the recomputation runs before (its root, or
+/// the root of the recomputation it rebuilds a value for): they are not
+/// allocated yet while it runs.
+struct ChainRead {
+  TensorId value;
+  OpId at;
+  int64_t laterBytes;
+};
+
 /// What choosing a gap costs and changes.
 struct Price {
   /// The value comes back before this op: the gap's end, or an earlier
@@ -179,7 +189,7 @@ struct Price {
   double costUs = 0;
   std::vector<Rebuild> rebuilt;
   /// Values the recomputations read where they run: they must stay there.
-  std::vector<std::pair<TensorId, OpId>> reads;
+  std::vector<ChainRead> reads;
   /// Chosen absences the recomputations end early, by rebuilding the value
   /// before this op (it then stays resident, as in the simulator).
   std::vector<std::pair<int32_t, OpId>> resumed;
@@ -223,10 +233,13 @@ public:
         siblingsTogether_(rebuiltOnce_ &&
                           siblings == SiblingOutputs::RebuiltTogether),
         retainDeadInputs_(dead == DeadInputs::Retained),
+        heldInTurn_(rebuilt == RebuiltBytes::HeldInTurn),
         opCount_(OpId(graph.ops.size())), absent_(graph.tensors.size()),
         readAt_(graph.tensors.size()), rerunBy_(graph.ops.size()),
         rebuiltBefore_(graph.ops.size(), 0),
-        chainStamp_(graph.ops.size(), 0) {
+        chainStamp_(graph.ops.size(), 0), inChain_(graph.tensors.size(), 0),
+        ordered_(graph.tensors.size(), 0),
+        readsLeft_(graph.tensors.size(), 0) {
     values_.reserve(graph.tensors.size());
     for (size_t i = 0; i < graph.tensors.size(); ++i)
       values_.push_back({allocationSize(graph.tensors[i].bytes, alignment),
@@ -255,7 +268,10 @@ private:
   /// Adds to `price` rebuilding `root` just before op `at`: its producer
   /// and those of its inputs gone by then. False when that is not possible
   /// or too long a chain.
-  bool addRecomputation(TensorId root, OpId at, bool rootCounts, Price *price);
+  /// `laterBytes`: as ChainRead's, for the root of the recomputation a
+  /// counted root is rebuilt for.
+  bool addRecomputation(TensorId root, OpId at, bool rootCounts,
+                        int64_t laterBytes, Price *price);
   bool priceOf(const Gap &gap, Price *price);
   /// The bytes `price` keeps past their last use times the ops of
   /// [runFrom, runTo] they are held over, counted once per value.
@@ -283,15 +299,19 @@ private:
   const bool siblingsTogether_;
   /// DeadInputs::Retained.
   const bool retainDeadInputs_;
+  /// RebuiltBytes::HeldInTurn.
+  const bool heldInTurn_;
   const OpId opCount_;
   std::vector<Choice> chosen_;
   /// Per value: its choices (indices into chosen_).
   std::vector<std::vector<int32_t>> absent_;
-  /// Per value: ops before which a chosen recomputation reads it.
-  std::vector<std::vector<OpId>> readAt_;
+  /// Per value: ops before which a chosen recomputation reads it, and the
+  /// bytes there that the recomputation runs before (ChainRead).
+  std::vector<std::vector<std::pair<OpId, int64_t>>> readAt_;
   /// Per op (siblingsTogether_): the choices whose recomputation re-runs it.
   std::vector<std::vector<int32_t>> rerunBy_;
-  /// Per op (RebuiltBytes::HeldAtOnce): what the recomputations before it add there.
+  /// Per op (counting held bytes): what the recomputations before it add
+  /// there.
   std::vector<int64_t> rebuiltBefore_;
   std::vector<uint32_t> chainStamp_;
   uint32_t chainEpoch_ = 0;
@@ -310,6 +330,19 @@ private:
   std::vector<double> opCostUs_;
   /// addRecomputation's stack of values to rebuild, kept for its capacity.
   std::vector<std::pair<TensorId, bool>> pending_;
+  /// The values the recomputation being priced rebuilds (one per op).
+  std::vector<TensorId> chain_;
+  /// Per value: the chain_ it is in (chainEpoch_), whether closureHeld()
+  /// has ordered it, and the reads of it left there.
+  std::vector<uint32_t> inChain_, ordered_;
+  std::vector<int32_t> readsLeft_;
+  /// closureHeld()'s order and stack, kept for their capacity.
+  std::vector<TensorId> order_;
+  std::vector<std::pair<TensorId, size_t>> visit_;
+  /// The most bytes chain_ holds at once, run in the simulator's order
+  /// (each op after those of its inputs, depth first) before op `at`,
+  /// each rebuilt value freed after its last read there.
+  int64_t closureHeld(TensorId root, OpId at);
   /// The values whose residency the price being made has looked at.
   std::vector<TensorId> looked_;
 };
@@ -372,13 +405,16 @@ int32_t Scheduler::absenceAt(TensorId t, OpId at) const {
 }
 
 bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
-                                 Price *price) {
+                                 int64_t laterBytes, Price *price) {
+  if (!rootCounts)
+    laterBytes = bytes(root);
   ++chainEpoch_;
   // A value whose chosen absence a recomputation ends early is rebuilt
   // anyway, at the absence's end: moved up, its chain holds bytes earlier
   // but runs no more microseconds ("moved").
   std::vector<std::pair<TensorId, bool>> &pending = pending_;
   pending.assign(1, {root, false});
+  chain_.clear();
   int ops = 0;
   Rebuild rebuild = {at, 0, 0};
   while (!pending.empty()) {
@@ -390,6 +426,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     chainStamp_[producer] = chainEpoch_;
     if (++ops > chainOpLimit_)
       return false;
+    chain_.push_back(t);
     const int64_t output = t != root || rootCounts ? bytes(t) : 0;
     rebuild.everyValueBytes += output;
     int64_t held = output;
@@ -417,7 +454,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     for (TensorId in : a_.recomputeReads[producer]) {
       looked_.push_back(in);
       if (presentAt(in, at)) {
-        price->reads.push_back({in, at});
+        price->reads.push_back({in, at, laterBytes});
         continue;
       }
       // Past its last use (chosen absences all end by then), read by
@@ -425,7 +462,7 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
       if (retainDeadInputs_ && values_[in].producer != kNone &&
           a_.sharedInput[in] && values_[in].lastUse < at) {
         price->retained.push_back({in, at});
-        price->reads.push_back({in, at});
+        price->reads.push_back({in, at, laterBytes});
         continue;
       }
       if (values_[in].producer == kNone || !values_[in].recomputable)
@@ -438,8 +475,70 @@ bool Scheduler::addRecomputation(TensorId root, OpId at, bool rootCounts,
     }
     rebuild.heldAtOnceBytes = std::max(rebuild.heldAtOnceBytes, held);
   }
+  // The profile has the root there (or, for a root that counts, the root
+  // of the recomputation it is rebuilt for), which the closure makes last.
+  if (heldInTurn_)
+    rebuild.heldAtOnceBytes =
+        std::max<int64_t>(closureHeld(root, at) - laterBytes, 0);
   price->rebuilt.push_back(rebuild);
   return true;
+}
+
+int64_t Scheduler::closureHeld(TensorId root, OpId at) {
+  for (TensorId t : chain_) {
+    inChain_[t] = chainEpoch_;
+    readsLeft_[t] = t == root;
+  }
+  auto rebuilt = [&](TensorId t) { return inChain_[t] == chainEpoch_; };
+  for (TensorId t : chain_)
+    for (TensorId in : a_.recomputeReads[values_[t].producer])
+      readsLeft_[in] += rebuilt(in);
+  order_.clear();
+  visit_.assign(1, {root, 0});
+  ordered_[root] = chainEpoch_;
+  while (!visit_.empty()) {
+    auto &[t, next] = visit_.back();
+    const std::vector<TensorId> &reads =
+        a_.recomputeReads[values_[t].producer];
+    while (next < reads.size() &&
+           (!rebuilt(reads[next]) || ordered_[reads[next]] == chainEpoch_))
+      ++next;
+    if (next == reads.size()) {
+      order_.push_back(t);
+      visit_.pop_back();
+      continue;
+    }
+    const TensorId in = reads[next++];
+    ordered_[in] = chainEpoch_;
+    visit_.push_back({in, 0});
+  }
+  int64_t live = 0, most = 0;
+  for (TensorId t : order_) {
+    const OpId producer = values_[t].producer;
+    const std::vector<TensorId> &reads = a_.recomputeReads[producer];
+    const TensorId previous = g_.tensors[t].previousVersion;
+    const TensorId overwritten =
+        previous == kNone ? kNone : a_.content[previous];
+    // Written in place over a rebuilt input this op reads last.
+    const bool inPlace =
+        overwritten != kNone && rebuilt(overwritten) &&
+        readsLeft_[overwritten] ==
+            std::count(reads.begin(), reads.end(), overwritten);
+    if (!inPlace)
+      live += bytes(t);
+    // Its other outputs away here are written too, and freed at once.
+    int64_t siblings = 0;
+    for (TensorId out : g_.ops[producer].outputs)
+      if (out != t && a_.content[out] == out && !rebuilt(out) &&
+          !presentAt(out, at))
+        siblings += bytes(out);
+    most = std::max(most, live + siblings);
+    for (TensorId in : reads)
+      if (rebuilt(in) && --readsLeft_[in] == 0 &&
+          !(inPlace && in == overwritten))
+        live -= bytes(in);
+  }
+  return most;
 }
 
 bool Scheduler::priceOf(const Gap &gap, Price *price) {
@@ -456,7 +555,7 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
   if (rebuiltOnce_) {
     // Chosen recomputations inside the gap that read the value need it
     // back before the first of them; rebuilt there, it stays for the rest.
-    for (OpId at : readAt_[gap.value])
+    for (auto [at, laterBytes] : readAt_[gap.value])
       if (gap.from < at && at < price->to)
         price->to = at;
     // One that re-runs its producer first (for a sibling) brings it back.
@@ -469,15 +568,17 @@ bool Scheduler::priceOf(const Gap &gap, Price *price) {
     if (price->to - gap.from < 2)
       return false;
     return price->carriedBy >= 0 ||
-           addRecomputation(gap.value, price->to, /*rootCounts=*/false, price);
+           addRecomputation(gap.value, price->to, /*rootCounts=*/false, 0,
+                            price);
   }
-  if (!addRecomputation(gap.value, gap.to, /*rootCounts=*/false, price))
+  if (!addRecomputation(gap.value, gap.to, /*rootCounts=*/false, 0, price))
     return false;
   // Chosen recomputations inside the gap read the value: it must be
   // rebuilt for each of them too.
-  for (OpId at : readAt_[gap.value])
+  for (auto [at, laterBytes] : readAt_[gap.value])
     if (gap.from < at && at < gap.to &&
-        !addRecomputation(gap.value, at, /*rootCounts=*/true, price))
+        !addRecomputation(gap.value, at, /*rootCounts=*/true, laterBytes,
+                          price))
       return false;
   return true;
 }
@@ -629,8 +730,8 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
       for (OpId op : chosen_[id].reruns)
         forget(gapsOfOutputsOf[op]);
     }
-    for (auto [value, at] : bestPrice.reads)
-      forget(gapsOf[value]);
+    for (const ChainRead &read : bestPrice.reads)
+      forget(gapsOf[read.value]);
     for (OpId op : bestPrice.reruns)
       forget(gapsOfOutputsOf[op]);
     // Values kept past their last use: present for other chains now.
@@ -656,9 +757,9 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
     for (const Rebuild &rebuild : bestPrice.rebuilt)
       if (const int64_t added = addRebuilt(&profile, rebuild))
         choice.rebuilt.push_back({rebuild.at, added});
-    for (auto [value, at] : bestPrice.reads)
-      if (g_.tensors[value].producer != kNone)
-        readAt_[value].push_back(at);
+    for (const ChainRead &read : bestPrice.reads)
+      if (g_.tensors[read.value].producer != kNone)
+        readAt_[read.value].push_back({read.at, read.laterBytes});
     for (OpId op : bestPrice.reruns)
       rerunBy_[op].push_back(int32_t(chosen_.size()));
     choice.reruns = bestPrice.reruns;

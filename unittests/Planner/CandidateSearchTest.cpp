@@ -627,6 +627,28 @@ TEST(CandidateSearch, ClosureTwinFollowsItsSchedule) {
   EXPECT_GT(twins, 0);
 }
 
+/// Schedules counting what each recomputation holds in turn run only for
+/// targets that those counting it at once missed, which those run only for
+/// targets that counting every rebuilt value missed: near the floor, not
+/// at light budgets.
+TEST(CandidateSearch, CountsInTurnOnlyNearTheFloor) {
+  auto countedInTurn = [](SweptStep &step) {
+    Plan p;
+    static_cast<void>(searchPlan(step.graph, step.options, &p));
+    return std::count_if(p.stats.candidates.begin(), p.stats.candidates.end(),
+                         [](const SearchCandidate &c) {
+                           return contains(c.name,
+                                           "(recomputations counted in turn)");
+                         });
+  };
+  int64_t near = 0;
+  forSweptBudgets(6, {0.02, 0.1, 0.2},
+                  [&](SweptStep &step) { near += countedInTurn(step); });
+  EXPECT_GT(near, 0);
+  forSweptBudgets(6, {0.6, 0.9},
+                  [&](SweptStep &step) { EXPECT_EQ(countedInTurn(step), 0); });
+}
+
 TEST(CandidateSearch, MonotoneInTheBudget) {
   int budgets = 0, closerViolations = 0;
   for (uint64_t seed = 0; seed < 12; ++seed) {

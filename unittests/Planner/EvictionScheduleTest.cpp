@@ -39,6 +39,38 @@ void expectEvictsOnly(const ScheduledEvictions &scheduled, size_t at,
         << "after op " << op;
 }
 
+/// Schedules `g` down to `target` with short chains, counting `rebuilt`:
+/// expects the peak `peak`, reached by evicting only `values` after op
+/// `at`, and the plan that follows the schedule, packed offline in that
+/// peak, to recompute `recomputes` times.
+void expectShortSchedule(const Graph &g, int64_t target, RebuiltBytes rebuilt,
+                         int64_t peak, size_t at,
+                         const std::vector<TensorId> &values,
+                         int64_t recomputes) {
+  const PlanOptions o = byteOptions(Policy::Lookahead, target);
+  const ScheduledEvictions scheduled = scheduleEvictions(
+      g, analyse(g, o), o.alignment, target, rebuilt, RecomputeChains::Short);
+  EXPECT_EQ(scheduled.peakLiveBytes, peak);
+  expectEvictsOnly(scheduled, at, values);
+  Plan p;
+  EXPECT_OK(followAtItsPeak(g, o, scheduled, &p));
+  EXPECT_EQ(p.stats.recomputeCount, recomputes);
+}
+
+/// Expects counting `rough` to stop above `target` (short chains) where
+/// counting `finer` reaches it, as expectShortSchedule() says.
+void expectOnlyFinerReaches(const Graph &g, int64_t target, RebuiltBytes rough,
+                            RebuiltBytes finer, int64_t peak, size_t at,
+                            const std::vector<TensorId> &values,
+                            int64_t recomputes) {
+  const PlanOptions o = byteOptions(Policy::Lookahead, target);
+  EXPECT_GT(scheduleEvictions(g, analyse(g, o), o.alignment, target, rough,
+                              RecomputeChains::Short)
+                .peakLiveBytes,
+            target);
+  expectShortSchedule(g, target, finer, peak, at, values, recomputes);
+}
+
 /// A hand-built step: an input x, values each made from its inputs, and
 /// reads of two values into a one-byte step output.
 struct ChainStep {
@@ -302,21 +334,56 @@ TEST(EvictionSchedule, CountsWhatARecomputationHoldsNearTheFloor) {
   output(g.addOp("aten.add", {v, x}, {150}, {}, 1.0));              // op 5
   ASSERT_TRUE(g.finalize());
 
-  const PlanOptions o = byteOptions(Policy::Lookahead, 265);
-  const StepAnalysis analysis = analyse(g, o);
-  EXPECT_GT(scheduleEvictions(g, analysis, o.alignment, 265,
-                              RebuiltBytes::EveryValue, RecomputeChains::Short)
-                .peakLiveBytes,
-            265);
-  const ScheduledEvictions scheduled =
-      scheduleEvictions(g, analysis, o.alignment, 265, RebuiltBytes::HeldAtOnce,
-                        RecomputeChains::Short);
-  EXPECT_EQ(scheduled.peakLiveBytes, 262);
-  expectEvictsOnly(scheduled, 2, {v});
   // Followed and packed offline, it plans in 262 bytes.
-  Plan p;
-  EXPECT_OK(followAtItsPeak(g, o, scheduled, &p));
-  EXPECT_EQ(p.stats.recomputeCount, 2);
+  expectOnlyFinerReaches(g, 265, RebuiltBytes::EveryValue,
+                         RebuiltBytes::HeldAtOnce, 262, 2, {v}, 2);
+}
+
+/// l = relu_(m) overwrites m (100 bytes each) in place (op 1, 210 bytes
+/// live there), is read at op 2 and again at op 6 with y (40 bytes, made
+/// at op 3), and must go over ops 4-5 (big resident: 201 bytes there
+/// without l). Rebuilding l before op 6 re-runs exp for m, then relu_ over
+/// it: one buffer, the one l is counted in there, so op 6 holds 151 bytes.
+/// Counting m beside l (HeldAtOnce), op 6 would hold 250 and the greedy
+/// stops above a target of 230; counted in turn (HeldInTurn), the target
+/// is reached, and the plan that follows the schedule fits the peak it
+/// reports.
+TEST(EvictionSchedule, CountsARecomputationWrittenInPlaceOnce) {
+  Graph g;
+  const TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  auto output = [&](OpId op) { g.markStepOutput(g.ops[op].outputs[0]); };
+  const TensorId m = g.ops[g.addOp("aten.exp", {x}, {100}, {}, 1.0)].outputs[0];
+  const TensorId l =
+      g.ops[g.addOp("aten.relu_", {m}, {100}, {0}, 1.0)].outputs[0]; // op 1
+  output(g.addOp("aten.add", {l, x}, {1}, {}, 1.0));                 // op 2
+  const TensorId y = g.ops[g.addOp("aten.exp", {x}, {40}, {}, 1.0)].outputs[0];
+  const TensorId big =
+      g.ops[g.addOp("aten.exp", {x}, {150}, {}, 100)].outputs[0]; // op 4
+  output(g.addOp("aten.neg", {big}, {1}, {}, 1.0));               // op 5
+  output(g.addOp("aten.add", {l, y}, {1}, {}, 1.0));              // op 6
+  ASSERT_TRUE(g.finalize());
+
+  expectOnlyFinerReaches(g, 230, RebuiltBytes::HeldAtOnce,
+                         RebuiltBytes::HeldInTurn, 210, 2, {l}, 2);
+}
+
+/// Counted in turn, the value a recomputation is for holds its bytes only
+/// from the op that makes it on: c = exp(b), b = exp(a),
+/// a = exp(x) (100 bytes each), c read at ops 3 and 6 and away over ops
+/// 4-5 (big resident). Rebuilding c before op 6 holds a and b at once
+/// (200 bytes) before c exists: 212 bytes with x and the two step outputs
+/// made so far, not 312 as counting c beside them; c itself with b: 212.
+TEST(EvictionSchedule, CountsAChainBeforeTheValueItRebuildsExists) {
+  ChainStep step;
+  TensorId c = step.x;
+  for (int op = 0; op < 3; ++op) // a, b, then c
+    c = step.make(c, 100, 1.0);
+  step.read(c, step.x);                             // op 3
+  step.read(step.make(step.x, 150, 100.0), step.x); // ops 4, 5
+  step.read(c, step.x);                             // op 6
+  ASSERT_TRUE(step.g.finalize());
+  expectOnlyFinerReaches(step.g, 215, RebuiltBytes::HeldAtOnce,
+                         RebuiltBytes::HeldInTurn, 212, 3, {c}, 3);
 }
 
 /// s (300 bytes) is read at op 8 and at op 13, and must go over the peak
