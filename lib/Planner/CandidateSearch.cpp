@@ -18,6 +18,7 @@
 #include "coop/Planner/Plan.h"
 
 #include "EvictionSchedule.h"
+#include "PlanImprovement.h"
 
 #include <algorithm>
 #include <chrono>
@@ -232,6 +233,8 @@ private:
   PlanOptions options_;
   std::vector<SearchCandidate> tried_;
   Plan best_, first_;
+  /// What plan() was given for best_: the improvement phase re-simulates it.
+  PlanOptions bestOptions_;
   bool found_ = false, timedOut_ = false;
   Status firstError_ = Status::ok();
   /// For schedules, once one is needed.
@@ -466,12 +469,25 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
     best_ = std::move(result);
     best_.budgetBytes = options_.budgetBytes;
     best_.stats.winningCandidate = name;
+    bestOptions_ = options;
     found_ = true;
   }
   return rank;
 }
 
 Status CandidateSearch::finish(Plan *out) {
+  // The time the candidates left goes to the winner (docs/planner.md, "The
+  // improvement phase").
+  if (found_ && best_.stats.recomputeCount > 0 && !deadlinePassed(options_)) {
+    const PlanImprovement done =
+        improvePlan(graph_, analysis(), bestOptions_, options_.budgetBytes,
+                    options_.deadline, &best_);
+    timedOut_ |= done.timeLimitReached;
+    if (done.improvements > 0)
+      best_.stats.winningCandidate +=
+          ", improved " + std::to_string(done.improvements) +
+          (done.improvements == 1 ? " time" : " times");
+  }
   *out = found_ ? std::move(best_) : std::move(first_);
   out->stats.candidates = std::move(tried_);
   out->stats.timeLimitReached = timedOut_;
