@@ -293,20 +293,13 @@ EvictionSchedule changed(EvictionSchedule schedule, const Neighbour &n) {
   return schedule;
 }
 
-/// Less executed time, or as much with fewer recomputations: a lower
-/// high-water mark alone is not worth a step of the search.
-bool cheaper(const PlanStats &a, const PlanStats &b) {
-  if (a.executedCostUs != b.executedCostUs)
-    return a.executedCostUs < b.executedCostUs;
-  return a.recomputeCount < b.recomputeCount;
-}
-
 /// Simulates `options` into `candidate` and repacks it for
-/// packing.targetPeak: whether it fits that budget and is cheaper() than
-/// `incumbent`. Judged before packing where it cannot win. Where a larger
-/// arena than the budget keeps more live at once than the budget holds,
-/// the budget's own arena, where the policy evicts what the change left
-/// over.
+/// packing.targetPeak: whether it fits that budget and runs cheaper than
+/// `incumbent` (runsCheaper(): a lower high-water mark alone is not worth
+/// a step of the search). Judged before packing where it cannot win.
+/// Where a larger arena than the budget keeps more live at once than the
+/// budget holds, the budget's own arena, where the policy evicts what the
+/// change left over.
 bool fitsCheaper(const Graph &graph, const StepAnalysis &analysis,
                  PlanOptions options, const PackOptions &packing,
                  const Plan &incumbent, Plan *candidate, PackResult *packed) {
@@ -320,7 +313,7 @@ bool fitsCheaper(const Graph &graph, const StepAnalysis &analysis,
   }
   candidate->stats.simulatedBudgetBytes = options.budgetBytes;
   if (candidate->stats.peakAllocatedBytes > packing.targetPeak ||
-      !cheaper(candidate->stats, incumbent.stats) ||
+      !runsCheaper(candidate->stats, incumbent.stats) ||
       !repackPlan(graph, packing, candidate, packed) ||
       packed->peak > packing.targetPeak)
     return false;

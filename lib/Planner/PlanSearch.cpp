@@ -187,11 +187,15 @@ Status SimulatedBudgetSearch::fail(Plan *out) {
 
 } // namespace
 
-bool costsLess(const PlanStats &a, const PlanStats &b) {
+bool runsCheaper(const PlanStats &a, const PlanStats &b) {
   if (a.executedCostUs != b.executedCostUs)
     return a.executedCostUs < b.executedCostUs;
-  if (a.recomputeCount != b.recomputeCount)
-    return a.recomputeCount < b.recomputeCount;
+  return a.recomputeCount < b.recomputeCount;
+}
+
+bool costsLess(const PlanStats &a, const PlanStats &b) {
+  if (runsCheaper(a, b) || runsCheaper(b, a))
+    return runsCheaper(a, b);
   return a.addressHighWater < b.addressHighWater;
 }
 

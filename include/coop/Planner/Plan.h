@@ -304,8 +304,12 @@ Status simulate(const Graph &graph, const PlanOptions &options, Plan *out);
 /// arena). Fails like simulate() when none fits.
 Status plan(const Graph &graph, const PlanOptions &options, Plan *out);
 
-/// Of two plans for the same budget, does `a` cost less: less executed
-/// time, then fewer recomputations, then a lower high-water mark?
+/// Of two plans for the same budget, does `a` cost less to run: less
+/// executed time, then fewer recomputations?
+bool runsCheaper(const PlanStats &a, const PlanStats &b);
+
+/// Of two plans for the same budget, does `a` cost less: runsCheaper(),
+/// then a lower high-water mark?
 bool costsLess(const PlanStats &a, const PlanStats &b);
 
 /// The default planner: several candidates, and the fitting plan with the
