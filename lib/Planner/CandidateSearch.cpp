@@ -425,6 +425,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   // stops as soon as that is certain.
   if (found_)
     options.costBoundUs = best_.stats.executedCostUs;
+  options.boundArenaWalk = true;
   // Only the budget's own arena: where the replays rescue a candidate
   // there, it costs a fraction of the arena search (DenseNet-121 at
   // r = 0.1375, lookahead: 0.29 of 1.01 s).

@@ -113,11 +113,11 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
   PlanOptions options = options_;
   options.budgetBytes = simulated;
   options.learnFromFailures &= rescue;
-  if (found_)
+  if (found_ && options_.boundArenaWalk)
     options.costBoundUs =
         std::min(options.costBoundUs, best_.stats.executedCostUs);
   // More bytes at once than the budget: too large, whatever the packing.
-  if (options_.policy != Policy::None)
+  if (options_.policy != Policy::None && options_.boundArenaWalk)
     options.allocatedBytesBound = options_.budgetBytes;
   Plan candidate;
   Status st = simulate(graph_, options, analysis_, &candidate);

@@ -258,6 +258,7 @@ TEST(CandidateSearch, PlanKeepsWithinTheCostBound) {
       Plan free;
       if (!plan(step.graph, o, &free) || free.stats.recomputeCount == 0)
         continue;
+      o.boundArenaWalk = true; // as the search plans its candidates
       for (double below : {0.0, 1e-3}) {
         o.costBoundUs = free.stats.executedCostUs - below;
         ++bounded;
@@ -278,6 +279,36 @@ TEST(CandidateSearch, PlanKeepsWithinTheCostBound) {
   EXPECT_GT(stopped, 0);
   std::printf("%d bounded plans: %d at their own cost again, %d stopped\n",
               bounded, again, stopped);
+}
+
+/// A single policy walks every simulated arena to its end, as the
+/// reproductions of the published policies always have: no simulation of
+/// its walk stops on a bound, and its plans are those of the walk the
+/// search bounds only where the bound changed the walk.
+TEST(CandidateSearch, ArenaWalkIsBoundedOnlyWhenAsked) {
+  int walks = 0, shorter = 0;
+  forSweptBudgets(6, {0.1, 0.4, 0.7}, [&](SweptStep &step) {
+    for (Policy policy : {Policy::Coop, Policy::DTR, Policy::DTE}) {
+      SCOPED_TRACE(policyName(policy));
+      PlanOptions o = step.options;
+      o.policy = policy;
+      Plan walked, bounded;
+      const Status st = plan(step.graph, o, &walked);
+      EXPECT_FALSE(walked.stats.costBoundReached);
+      EXPECT_FALSE(walked.stats.allocatedBytesBoundReached);
+      o.boundArenaWalk = true;
+      if (!st || !plan(step.graph, o, &bounded))
+        continue;
+      ++walks;
+      shorter += bounded.stats.simulatedBudgetsTried <
+                 walked.stats.simulatedBudgetsTried;
+      if (bounded.stats.simulatedBudgetsTried ==
+          walked.stats.simulatedBudgetsTried)
+        EXPECT_EQ(bounded.stats.executedCostUs, walked.stats.executedCostUs);
+    }
+  });
+  EXPECT_GT(shorter, 0);
+  std::printf("%d walks, %d shorter where bounded\n", walks, shorter);
 }
 
 /// c (100 bytes, 1 us) concatenates f1 and f2 (10 bytes, 50 us each),

@@ -133,14 +133,18 @@ struct PlanOptions {
       std::chrono::steady_clock::time_point::max();
   /// simulate() stops (a failure) once its plan cannot cost less than
   /// this: the cost executed so far, plus every later op's once, exceeds
-  /// it; plan() lowers it to its best arena's plan. searchPlan() sets it
-  /// to its best plan's cost, so that a candidate that cannot win stops
-  /// early (branch and bound). Default: none.
+  /// it. searchPlan() sets it to its best plan's cost, so that a candidate
+  /// that cannot win stops early (branch and bound). Default: none.
   double costBoundUs = std::numeric_limits<double>::infinity();
   /// simulate() stops (a failure) once more bytes are allocated at once
-  /// than this: plan() sets it to the budget in a larger simulated arena,
-  /// whose plan then fits the budget in no packing. Default: none.
+  /// than this. Default: none.
   int64_t allocatedBytesBound = std::numeric_limits<int64_t>::max();
+  /// plan() bounds its walk over simulated arenas: each arena by the cost
+  /// of the best arena's plan so far, and one above the budget by the
+  /// budget's bytes (its plan could fit in no packing). searchPlan() sets
+  /// it for its candidates; off, a single policy walks every arena to its
+  /// end, as the published policies' reproductions always have.
+  bool boundArenaWalk = false;
 };
 
 /// The deadline `seconds` after `start`.
