@@ -10,8 +10,9 @@ For each model (peer_models.py):
       (distinct storages, parameters and inputs left out) and the forward
       nodes the backward recomputes;
   (b) coop_export exports the same step (plus its SGD update), coop-translate
-      imports it, coop-opt merges its duplicate ops and annotates roofline
-      costs (--coop-compile's first passes) and plans it at
+      imports it, coop-opt merges its duplicate ops, runs its SGD updates
+      as soon as their gradients are ready and annotates roofline costs
+      (--coop-compile's first passes) and plans it at
       budget = (none's arena) - (saved(1.0) - saved(f)): the same bytes
       removed, under the default policy and under policy=coop;
   (c) both overheads are costed by Coop's roofline (roofline.py, checked
@@ -101,10 +102,11 @@ def import_and_annotate(build, pb, out_prefix):
     mlir, costs = out_prefix + ".mlir", out_prefix + ".costs.mlir"
     for cmd in ([f"{build}/bin/coop-translate", "--import-training-graph", pb,
                  "-o", mlir],
-                # --coop-compile's first two passes: the planned step is the
-                # one --coop-compile plans.
+                # --coop-compile's first three passes: the planned step is
+                # the one --coop-compile plans.
                 [f"{build}/bin/coop-opt", mlir, "--coop-merge-duplicates",
-                 "--coop-annotate-costs", "-o", costs]):
+                 "--coop-hoist-state-updates", "--coop-annotate-costs", "-o",
+                 costs]):
         r = run(cmd)
         if r.returncode:
             raise RuntimeError(" ".join(cmd) + " failed:\n" + r.stderr)

@@ -19,6 +19,7 @@
 
 #include "coop/Dialect/Coop/IR/CoopOps.h"
 #include "coop/Transforms/Passes.h"
+#include "coop/Transforms/Unplanned.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -116,43 +117,16 @@ bool wouldJoinOutputs(Operation *first, Operation *duplicate) {
   return false;
 }
 
-/// Fails, naming the first sign of it, if `func` was planned already:
-/// `coop.plan`, an op with an arena place or a recomputation, or a
-/// release. Merging there would break the plan's op indices and places.
-LogicalResult checkUnplanned(func::FuncOp func) {
-  if (func->hasAttr(CoopDialect::kPlanAttrName))
-    return func.emitError() << "step @" << func.getSymName()
-                            << " is already planned ('"
-                            << CoopDialect::kPlanAttrName
-                            << "'); coop-merge-duplicates runs before planning";
-  WalkResult walk = func.walk([](Operation *op) {
-    StringRef trace;
-    if (isa<EvictOp, FreeOp>(op))
-      trace = "is a release";
-    else if (auto compute = dyn_cast<ComputeOp>(op);
-             compute && (compute.getOffsets() || compute.getWorkspaceOffset()))
-      trace = "has arena offsets";
-    else if (op->hasAttr("recompute_of"))
-      trace = "is a recomputation";
-    if (trace.empty())
-      return WalkResult::advance();
-    op->emitOpError() << trace
-                      << " of a planned step; coop-merge-duplicates runs "
-                         "before planning";
-    return WalkResult::interrupt();
-  });
-  return failure(walk.wasInterrupted());
-}
-
 struct CoopMergeDuplicatesPass
     : public mlir::coop::impl::CoopMergeDuplicatesBase<
           CoopMergeDuplicatesPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!isTrainingStep(func))
-      return;
-    if (failed(checkUnplanned(func)))
+    FailureOr<bool> transform = isUnplannedTrainingStep(func, getArgument());
+    if (failed(transform))
       return signalPassFailure();
+    if (!*transform)
+      return;
     llvm::DenseSet<Operation *, IdenticalOps> firsts;
     for (Operation &op : llvm::make_early_inc_range(func.front())) {
       if (!isMergeable(&op))

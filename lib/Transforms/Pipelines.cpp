@@ -15,8 +15,9 @@ void mlir::coop::registerCoopPipelines() {
   // plans that recompute far more than needed.
   registerPassPipeline(
       "coop-compile",
-      "Merge duplicates, cost, plan, verify and lower every training step: "
-      "coop-merge-duplicates, coop-annotate-costs (the a100 roofline for ops without cost_us; "
+      "Merge duplicates, run updates early, cost, plan, verify and lower "
+      "every training step: coop-merge-duplicates, coop-hoist-state-updates, "
+      "coop-annotate-costs (the a100 roofline for ops without cost_us; "
       "costs in the input, e.g. from a profile, are kept), "
       "coop-plan-memory (whose options it takes, e.g. "
       "--coop-compile=\"ratio=0.5 policy=coop\"), coop-verify-plan, "
@@ -27,6 +28,7 @@ void mlir::coop::registerCoopPipelines() {
         if (failed(plan->initializeOptions(options, errorHandler)))
           return failure();
         pm.addNestedPass<func::FuncOp>(createCoopMergeDuplicates());
+        pm.addNestedPass<func::FuncOp>(createCoopHoistStateUpdates());
         pm.addPass(createCoopAnnotateCosts());
         pm.addPass(std::move(plan));
         pm.addNestedPass<func::FuncOp>(createCoopVerifyPlan());

@@ -98,17 +98,18 @@ class Model:
             [tool("COOP_TRANSLATE"), "--import-training-graph", self.graph_path],
             check=True, capture_output=True, text=True).stdout
 
-    def plan(self, policy, ratio, time_limit=None, merge_duplicates=True):
+    def plan(self, policy, ratio, time_limit=None, graph_passes=True):
         """The Plan file at (policy, ratio), or None when it cannot be
         planned (below the floor, the policy runs out of memory, or the
-        search's time limit, default 3 s, passes first). merge_duplicates
-        False: --coop-compile's passes but its first, coop-merge-duplicates."""
-        merged = "" if merge_duplicates else ".unmerged"
+        search's time limit, default 3 s, passes first). graph_passes
+        False: --coop-compile's passes but its first two, the graph passes
+        coop-merge-duplicates and coop-hoist-state-updates."""
+        suffix = "" if graph_passes else ".raw"
         path = os.path.join(self.workdir,
-                            f"{self.name}.{policy}.{ratio:.4f}{merged}.plan")
+                            f"{self.name}.{policy}.{ratio:.4f}{suffix}.plan")
         options = f"ratio={ratio} policy={policy}" + (
             "" if time_limit is None else f" time-limit={time_limit}")
-        pipeline = ([f"--coop-compile={options}"] if merge_duplicates else
+        pipeline = ([f"--coop-compile={options}"] if graph_passes else
                     [f"--coop-plan-memory={options}", "--coop-verify-plan",
                      "--coop-lower-to-runtime"])
         compiled = subprocess.run(

@@ -349,6 +349,53 @@ def CoopMergeDuplicates : Pass<"coop-merge-duplicates", "::mlir::func::FuncOp"> 
   let dependentDialects = ["::mlir::coop::CoopDialect"];
 }
 
+def CoopHoistStateUpdates : Pass<"coop-hoist-state-updates", "::mlir::func::FuncOp"> {
+  let summary = "Run every update of the step's state as soon as what it reads is ready";
+  let description = [{
+    In an unplanned `coop.step` function, moves the ops that serve updates
+    of the step's state up to right after the last other op they depend
+    on. A state update is a `coop.compute` with results, not random, each
+    result written in place over a version of a function argument's
+    storage (not through a view); the ops serving updates are those and
+    every non-random computation with fresh results only (or view) whose
+    results only such ops read (weight decay's `grad + wd * p`). Each
+    update moves, in program order, with the serving ops it needs that
+    come later (a momentum buffer's `mul_` before its `add_`); one that
+    depends on no other op (that `mul_` alone) stays. An op depends on the producers of its operands
+    and, for an operand it overwrites, on every other reader of that
+    version, directly or through a view. Exported steps run the optimizer
+    after the whole backward pass, which keeps every gradient alive to the
+    end of the step; moved, each dies where its update ran. Every op
+    computes what it did on the same values, so the results are
+    bit-identical.
+
+    `--coop-compile` runs it after coop-merge-duplicates. A planned step is
+    an error, as for coop-merge-duplicates.
+
+    Input (SGD with momentum after the backward):
+
+    ```mlir
+    %gw = coop.compute "aten.mm"(%xt, %dy) ...          // the gradient of %w
+    %dx = coop.compute "aten.mm"(%dy, %wt) ...          // the rest of the backward
+    %b1 = coop.compute "aten.mul_.Tensor"(%buf, %m) {inplace = array<i64: 0>} ...
+    %b2 = coop.compute "aten.add_.Tensor"(%b1, %gw) {inplace = array<i64: 0>} ...
+    %w1 = coop.compute "aten.add_.Tensor"(%w, %b2) {inplace = array<i64: 0>} ...
+    ```
+
+    Output (`%wt`, a view of `%w`, is read by the second `mm`, which the
+    update of `%w` waits for):
+
+    ```mlir
+    %gw = coop.compute "aten.mm"(%xt, %dy) ...
+    %b1 = coop.compute "aten.mul_.Tensor"(%buf, %m) {inplace = array<i64: 0>} ...
+    %b2 = coop.compute "aten.add_.Tensor"(%b1, %gw) {inplace = array<i64: 0>} ...
+    %dx = coop.compute "aten.mm"(%dy, %wt) ...
+    %w1 = coop.compute "aten.add_.Tensor"(%w, %b2) {inplace = array<i64: 0>} ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::coop::CoopDialect"];
+}
+
 def CoopAnnotateCosts : Pass<"coop-annotate-costs", "::mlir::ModuleOp"> {
   let summary = "Fill in cost_us on compute ops that lack it";
   let description = [{
