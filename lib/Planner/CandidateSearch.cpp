@@ -246,7 +246,8 @@ private:
     int64_t budget, target, peak;
     ScheduleKind kind;
     std::shared_ptr<const EvictionSchedule> evictions;
-    std::vector<OpId> retention;
+    /// What the evictions keep past their last use (null: nothing).
+    std::shared_ptr<const std::vector<OpId>> retention;
   };
   /// Every schedule so far.
   std::vector<ScheduleRecord> schedules_;
@@ -306,9 +307,7 @@ void CandidateSearch::schedule(Candidate &candidate) {
   // repeats what that repeats.
   if (const ScheduleRecord *original = twinsSchedule(candidate)) {
     candidate.schedule = original->evictions;
-    if (!original->retention.empty())
-      candidate.retention =
-          std::make_shared<const std::vector<OpId>>(original->retention);
+    candidate.retention = original->retention;
     candidate.redundant = !original->evictions;
     return;
   }
@@ -358,7 +357,11 @@ void CandidateSearch::schedule(Candidate &candidate) {
   // the very evictions of another kind's (the kinds often agree: a step
   // whose multi-output ops never go, an excess no single value covers).
   ScheduleRecord record = {budget, target, scheduled.peakLiveBytes,
-                           candidate.kind, nullptr, scheduled.retainUntil};
+                           candidate.kind, nullptr, nullptr};
+  auto sameRetention = [&](const ScheduleRecord &r) {
+    return r.retention ? *r.retention == scheduled.retainUntil
+                       : scheduled.retainUntil.empty();
+  };
   const bool repeated =
       std::any_of(schedules_.begin(), schedules_.end(),
                   [&](const ScheduleRecord &r) {
@@ -367,15 +370,17 @@ void CandidateSearch::schedule(Candidate &candidate) {
                              r.peak == record.peak) ||
                             (r.evictions &&
                              *r.evictions == scheduled.evictAfter &&
-                             r.retention == scheduled.retainUntil));
+                             sameRetention(r)));
                   });
   if (!repeated) {
     candidate.schedule = std::make_shared<const EvictionSchedule>(
         std::move(scheduled.evictAfter));
     record.evictions = candidate.schedule;
-    if (!scheduled.retainUntil.empty())
+    if (!scheduled.retainUntil.empty()) {
       candidate.retention = std::make_shared<const std::vector<OpId>>(
           std::move(scheduled.retainUntil));
+      record.retention = candidate.retention;
+    }
   }
   schedules_.push_back(std::move(record));
   candidate.redundant = repeated;
