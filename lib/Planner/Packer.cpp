@@ -379,7 +379,7 @@ Packing dropOntoSkyline(const Part &p, const std::vector<int32_t> &order) {
 
 /// The best of the greedy orders of the published offline allocators, and
 /// of the initial packing's order when there is one. A large part gets the
-/// initial order and the first three only, and a part whose overlapping
+/// initial order and the first four only, and a part whose overlapping
 /// pairs are too many to list (each order costs time linear in them) is
 /// dropped onto its skyline in the initial order, or by size. Stops at the
 /// first packing whose peak is at most `goodEnough`; the initial order
@@ -431,8 +431,23 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
     bool bestGap;
   };
   std::vector<Candidate> candidates = {
-      // TFLite's greedy by size.
+      // TFLite's greedy by size (equal sizes longer first).
       {"greedy-by-size", bySize, false},
+      // Again, equal sizes in order of time: a buffer takes over the slot
+      // one of its size left before it (a network's repeated shapes),
+      // where longer first scatters them (Inception V3 near its floor:
+      // 2.113 GB, in order of time 2.007 GB, live 1.984 GB).
+      {"greedy-by-size-in-time",
+       [&] {
+         return sorted([&](int32_t a, int32_t b) {
+           if (p.size[a] != p.size[b])
+             return p.size[a] > p.size[b];
+           if (p.begin[a] != p.begin[b])
+             return p.begin[a] < p.begin[b];
+           return length(a) > length(b);
+         });
+       },
+       false},
       // TFLite's greedy by breadth: sections by live bytes, largest first;
       // a buffer is taken at its most contended section, larger first.
       {"greedy-by-breadth",
@@ -488,7 +503,7 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
   if (initial && initialOrderOnly)
     candidates.resize(1);
   else if (large)
-    candidates.resize(initial ? 4 : 3);
+    candidates.resize(initial ? 5 : 4);
   // Listing the overlaps pays where each buffer has few of them.
   std::optional<Overlaps> overlaps;
   if (pairs / int64_t(n) < int64_t(n) / 16)
