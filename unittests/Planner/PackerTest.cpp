@@ -190,9 +190,8 @@ TEST(PackerTest, CrowdedSetsAreDroppedOntoTheSkyline) {
 // Equal sizes taken in order of time: the two 2-unit buffers of 2-3 and
 // 3-5 go first, at 0 and 2, and the one of 5-9 rests on the second (peak
 // 6, the lower bound). Ties broken longer first (greedy by size), and the
-// orders by area and by breadth, put 5-9 low and reach 7. A part over
-// searchMaxBuffers gets no exact search, only the first greedy orders:
-// this one among them.
+// orders by area and by breadth, put 5-9 low and reach 7. Only a part
+// over searchMaxBuffers, which gets no exact search, has this order.
 TEST(PackerTest, EqualSizesInOrderOfTimeShareTheirSlots) {
   const std::vector<PackBuffer> buffers = {
       {7, 11, 1}, {2, 3, 2}, {6, 8, 3}, {3, 5, 2}, {5, 9, 2}};
