@@ -187,6 +187,25 @@ TEST(PackerTest, CrowdedSetsAreDroppedOntoTheSkyline) {
   EXPECT_LE(fromOnline.peak, online.peak);
 }
 
+// Equal sizes taken in order of time: the two 2-unit buffers of 2-3 and
+// 3-5 go first, at 0 and 2, and the one of 5-9 rests on the second (peak
+// 6, the lower bound). Ties broken longer first (greedy by size), and the
+// orders by area and by breadth, put 5-9 low and reach 7. Only a part
+// over searchMaxBuffers, which gets no exact search, has this order.
+TEST(PackerTest, EqualSizesInOrderOfTimeShareTheirSlots) {
+  const std::vector<PackBuffer> buffers = {
+      {7, 11, 1}, {2, 3, 2}, {6, 8, 3}, {3, 5, 2}, {5, 9, 2}};
+  PackOptions options;
+  options.searchMaxBuffers = 2;
+  PackResult r;
+  ASSERT_OK(packBuffers(buffers, options, &r));
+  EXPECT_OK(checkPacking(buffers, r.offsets, 1));
+  EXPECT_EQ(r.method, "greedy-by-size-in-time");
+  EXPECT_EQ(r.peak, 6);
+  EXPECT_EQ(r.lowerBound, 6);
+  EXPECT_EQ(r.offsets, (std::vector<int64_t>{3, 0, 0, 2, 4}));
+}
+
 // Greedy by size places each buffer, largest first, at the lowest offset
 // clear of the placed buffers alive with it. The packer finds those
 // buffers from a list of overlapping pairs, or, where nearly every buffer
