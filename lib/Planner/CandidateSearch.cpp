@@ -655,15 +655,19 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
                             search.triedAny() && search.scheduleMissed();
     return candidate.ranThorough;
   };
-  // A candidate planned thoroughly for `perMille` of the budget (its
-  // schedule, if any, made again for that budget).
-  auto planBelow = [&](Candidate candidate, int perMille) {
+  // A candidate for `perMille` of the budget (its schedule, if any, made
+  // again for that budget).
+  auto forBudget = [](Candidate candidate, int perMille) {
     candidate.budgetPerMille = perMille;
     candidate.schedule = nullptr;
     candidate.retention = nullptr;
     candidate.redundant = false;
     candidate.planned = false;
-    return search.consider(candidate, Run::Thorough);
+    return candidate;
+  };
+  auto planBelow = [&](const Candidate &candidate, int perMille) {
+    Candidate below = forBudget(candidate, perMille);
+    return search.consider(below, Run::Thorough);
   };
   using RankedCandidates =
       std::vector<std::pair<CandidateSearch::Rank, Candidate>>;
@@ -688,6 +692,24 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
       rescues.push_back({rank, candidate});
       return rank;
     };
+    // A thorough plan better than every quick one came from replays that
+    // learn from failures, and those jump with the budget (the BiLSTM's
+    // coop retaining shared inputs: 31.8 to 52.7 % between r = 0.57 and
+    // 0.75, in no order): the same candidate for a few budgets just below,
+    // whose plans fit this one, while they plan for less (one the best
+    // plan's cost stopped took 0.5-1 s there for nothing, and the next
+    // budget as long).
+    // As rescues, each then has its thorough run as the round's other
+    // rescues do.
+    auto planJustBelow = [&](const Candidate &candidate, bool asRescues) {
+      for (int perMille : {960, 920, 880}) {
+        Candidate below = forBudget(candidate, perMille);
+        const CandidateSearch::Rank rank =
+            asRescues ? rescue(below, 2) : planBelow(candidate, perMille);
+        if (!rank.planned || rank.costAtLeast)
+          break;
+      }
+    };
     for (Candidate &candidate : round) {
       if (firstPair && search.belowMissedPeak(candidate)) {
         candidate.deferred = true;
@@ -700,8 +722,22 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         const CandidateSearch::Rank rank =
             rescueDiffers ? rescue(candidate, 4)
                           : search.consider(candidate, Run::Thorough, 4);
-        if (candidate.planned)
-          thoroughPlans.push_back({rank, candidate});
+        // Where nothing planned at once before it, the budgets just below
+        // at once, before the schedules of the quick round can spend the
+        // limit (the BiLSTM at r = 0.65 and 0.70, where no quick candidate
+        // plans: 36.98 and 36.71 % there, 50.80 and 43.90 % for the budget
+        // itself), as rescues (thorough, 0.65 s each on Inception V3 at
+        // r = 0.3, where the rescues cost 0.06-0.17 s, and its winner,
+        // a schedule's rescue, then did not run: 14.67 -> 21.32 %);
+        // otherwise after the quick round, where a quick plan may be
+        // better.
+        if (candidate.planned) {
+          if (std::none_of(ranked.begin(), ranked.end(),
+                           [](const auto &r) { return r.first.planned; }))
+            planJustBelow(candidate, rescueDiffers);
+          else
+            thoroughPlans.push_back({rank, candidate});
+        }
         ranked.push_back({CandidateSearch::Rank(), candidate});
       } else if (candidate.evictClosureValues && !ranked.empty() &&
                  ranked.back().first.planned &&
@@ -721,17 +757,9 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
       }
     }
     bestFirst(ranked);
-    // A thorough plan better than every quick one came from replays that
-    // learn from failures, and those jump with the budget (the BiLSTM's
-    // coop retaining shared inputs: 31.8 to 52.7 % between r = 0.57 and
-    // 0.75, in no order): before the thorough round, the same candidate
-    // for a few budgets just below, whose plans fit this one, while they
-    // plan.
     for (const auto &[rank, candidate] : thoroughPlans)
       if (ranked.empty() || rank < ranked.front().first)
-        for (int perMille : {960, 920, 880})
-          if (!planBelow(candidate, perMille).planned)
-            break;
+        planJustBelow(candidate, /*asRescues=*/false);
     // Each rescue gets an equal share of the time left among those still
     // to run (what one leaves unused goes to the next): the replays that
     // rescue a candidate near the floor take 0.05-0.4 s on DenseNet-121,

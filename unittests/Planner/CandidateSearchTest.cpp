@@ -730,11 +730,14 @@ TEST(CandidateSearch, MonotoneInTheBudget) {
 } // namespace
 
 /// Where a candidate planned thoroughly within the quick round (coop
-/// retaining shared inputs) with less overhead than every quick plan, the
-/// same candidate is tried for 96, 92 and 88 % of the budget, while those
-/// plan, right after the quick round: such plans jump with the budget.
+/// retaining shared inputs, rescued) with less overhead than every quick
+/// plan, the same candidate is tried for 96, 92 and 88 % of the budget,
+/// while those plan: such plans jump with the budget. Where no quick
+/// candidate planned before it, right after it, as rescues, before the
+/// rest of the quick round; otherwise thoroughly, right after the quick
+/// round.
 TEST(CandidateSearch, ThoroughPlanAheadOfTheQuickOnesTriesBudgetsJustBelow) {
-  int ahead = 0;
+  int early = 0, afterQuickRound = 0;
   for (int steps : {8, 16}) {
     RecurrentStep step;
     ASSERT_OK(recurrentStep(steps, &step));
@@ -751,32 +754,48 @@ TEST(CandidateSearch, ThoroughPlanAheadOfTheQuickOnesTriesBudgetsJustBelow) {
       const std::string retained = "coop (shared inputs retained)";
       // The quick round ends with the single-victim probe.
       int thorough = -1, lastQuick = -1;
+      bool quickPlanBefore = false;
       double bestQuick = std::numeric_limits<double>::infinity();
       for (int i = 0; i < int(tried.size()) && lastQuick < 0; ++i) {
         if (tried[i].name == retained + ", rescue")
           thorough = i;
-        if (contains(tried[i].name, ", quick") && tried[i].planned)
+        if (contains(tried[i].name, ", quick") && tried[i].planned) {
           bestQuick = std::min(bestQuick, tried[i].computeOverhead);
+          quickPlanBefore |= thorough < 0;
+        }
         if (tried[i].name == "lookahead (single victims), quick")
           lastQuick = i;
       }
-      if (thorough < 0 || thorough > lastQuick || !tried[thorough].planned ||
-          tried[thorough].computeOverhead >= bestQuick)
+      if (thorough < 0 || thorough > lastQuick || !tried[thorough].planned)
         continue;
-      ++ahead;
-      ASSERT_LT(lastQuick + 1, int(tried.size()));
+      int first = 0;
+      std::string run;
+      if (!quickPlanBefore) {
+        ++early;
+        first = thorough + 1;
+        run = ", rescue";
+      } else if (tried[thorough].computeOverhead < bestQuick) {
+        ++afterQuickRound;
+        first = lastQuick + 1;
+        run = ", thorough";
+      } else {
+        continue;
+      }
       const char *below[] = {"96.0", "92.0", "88.0"};
       for (int k = 0; k < 3; ++k) {
-        ASSERT_LT(lastQuick + 1 + k, int(tried.size()));
-        const SearchCandidate &c = tried[lastQuick + 1 + k];
+        ASSERT_LT(first + k, int(tried.size()));
+        const SearchCandidate &c = tried[first + k];
         EXPECT_EQ(c.name, retained + ", planned for " + below[k] +
-                              " % of the budget, thorough");
+                              " % of the budget" + run);
         if (!c.planned)
           break;
       }
     }
   }
-  EXPECT_GT(ahead, 0);
+  std::printf("%d searches tried budgets just below at once, %d after the "
+              "quick round\n",
+              early, afterQuickRound);
+  EXPECT_GT(early + afterQuickRound, 0);
 }
 
 /// Unlimited, the search tries every candidate again with one-ended
