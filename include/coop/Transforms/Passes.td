@@ -353,21 +353,24 @@ def CoopHoistStateUpdates : Pass<"coop-hoist-state-updates", "::mlir::func::Func
   let summary = "Run every update of the step's state as soon as what it reads is ready";
   let description = [{
     In an unplanned `coop.step` function, moves the ops that serve updates
-    of the step's state up to right after the last other op they depend
+    of the optimizer state up to right after the last other op they depend
     on. A state update is a `coop.compute` with results, not random, each
     result written in place over a version of a function argument's
-    storage (not through a view); the ops serving updates are those and
-    every non-random computation with fresh results only (or view) whose
-    results only such ops read (weight decay's `grad + wd * p`). Each
+    storage (not through a view) that no other op reads (momentum, Adam's
+    moments, a step counter); the ops serving updates are those and every
+    non-random computation with fresh results only (or view) whose
+    results only such ops read and that replaces an operand at least as
+    large that only they read (weight decay's `grad + wd * p`). Each
     update moves, in program order, with the serving ops it needs that
-    come later (a momentum buffer's `mul_` before its `add_`); one that
-    depends on no other op (that `mul_` alone) stays. An op depends on the producers of its operands
-    and, for an operand it overwrites, on every other reader of that
-    version, directly or through a view. Exported steps run the optimizer
-    after the whole backward pass, which keeps every gradient alive to the
-    end of the step; moved, each dies where its update ran. Every op
-    computes what it did on the same values, so the results are
-    bit-identical.
+    come later (a momentum buffer's `mul_` before its `add_`), to right
+    after the last producer of their operands that is not one of them; one
+    that depends on no other op (that `mul_` alone) stays. Parameters' own
+    updates stay: the forward and the backward read the old version, and
+    ending it earlier would end the recomputations of activations from it.
+    Exported steps run the optimizer after the whole backward pass, which
+    keeps every gradient alive to the end of the step; moved, each dies
+    where the state update that reads it ran. Every op computes what it
+    did on the same values, so the results are bit-identical.
 
     `--coop-compile` runs it after coop-merge-duplicates. A planned step is
     an error, as for coop-merge-duplicates.
@@ -382,8 +385,7 @@ def CoopHoistStateUpdates : Pass<"coop-hoist-state-updates", "::mlir::func::Func
     %w1 = coop.compute "aten.add_.Tensor"(%w, %b2) {inplace = array<i64: 0>} ...
     ```
 
-    Output (`%wt`, a view of `%w`, is read by the second `mm`, which the
-    update of `%w` waits for):
+    Output (the parameter's own update stays at the end):
 
     ```mlir
     %gw = coop.compute "aten.mm"(%xt, %dy) ...
