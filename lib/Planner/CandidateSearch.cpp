@@ -39,11 +39,12 @@ struct ScheduleKind {
   SiblingOutputs siblings = SiblingOutputs::Apart;
   ChoicePick pick = ChoicePick::BestRatio;
   DeadInputs dead = DeadInputs::Recomputed;
+  StuckPeaks stuck = StuckPeaks::Stop;
   /// The same choices to make, however the rebuilt bytes are counted.
   bool sameChoices(const ScheduleKind &other) const {
     return chains == other.chains && gaps == other.gaps &&
            siblings == other.siblings && pick == other.pick &&
-           dead == other.dead;
+           dead == other.dead && stuck == other.stuck;
   }
   bool operator==(const ScheduleKind &other) const {
     return rebuilt == other.rebuilt && sameChoices(other);
@@ -128,6 +129,8 @@ std::string describe(const Candidate &candidate) {
       name += " (cheapest cover of the excess)";
     if (kind.dead == DeadInputs::Retained)
       name += " (dead inputs retained)";
+    if (kind.stuck == StuckPeaks::SetAside)
+      name += " (stuck peaks set aside)";
   }
   if (candidate.evictClosureValues)
     name += " (closure values evicted again)";
@@ -240,10 +243,10 @@ private:
   /// For schedules, once one is needed.
   std::unique_ptr<StepAnalysis> analysis_;
   /// A schedule computed: what it planned for and aimed at, how it
-  /// counted, the live-byte peak it reached, and its evictions (null for a
-  /// repeat).
+  /// counted, the live-byte peak it reached (and outside the runs it set
+  /// aside), and its evictions (null for a repeat).
   struct ScheduleRecord {
-    int64_t budget, target, peak;
+    int64_t budget, target, peak, peakElsewhere;
     ScheduleKind kind;
     std::shared_ptr<const EvictionSchedule> evictions;
     /// What the evictions keep past their last use (null: nothing).
@@ -325,7 +328,19 @@ void CandidateSearch::schedule(Candidate &candidate) {
                                 (r.peak > target) == missed;
                        });
   };
+  // Setting aside a peak where nothing can go changes nothing where the
+  // greedy that stops there reached its target.
+  auto stoppedAbove = [&]() {
+    ScheduleKind stopping = candidate.kind;
+    stopping.stuck = StuckPeaks::Stop;
+    return std::any_of(schedules_.begin(), schedules_.end(),
+                       [&](const ScheduleRecord &r) {
+                         return r.kind == stopping && r.budget == budget &&
+                                r.target == target && r.peak > target;
+                       });
+  };
   if (target < step.floorBytes ||
+      (candidate.kind.stuck == StuckPeaks::SetAside && !stoppedAbove()) ||
       (candidate.kind.rebuilt == RebuiltBytes::HeldAtOnce &&
        stopped(RebuiltBytes::EveryValue, /*missed=*/false)) ||
       (candidate.kind.rebuilt == RebuiltBytes::HeldInTurn &&
@@ -352,12 +367,18 @@ void CandidateSearch::schedule(Candidate &candidate) {
       scheduleEvictions(graph_, step, options_.alignment, target,
                         candidate.kind.rebuilt, candidate.kind.chains,
                         candidate.kind.gaps, candidate.kind.siblings,
-                        candidate.kind.pick, candidate.kind.dead, deadline);
+                        candidate.kind.pick, candidate.kind.dead,
+                        candidate.kind.stuck, deadline);
   // No lower a peak than another schedule for this budget of its kind, or
   // the very evictions of another kind's (the kinds often agree: a step
   // whose multi-output ops never go, an excess no single value covers).
-  ScheduleRecord record = {budget, target, scheduled.peakLiveBytes,
-                           candidate.kind, nullptr, nullptr};
+  ScheduleRecord record = {budget,
+                           target,
+                           scheduled.peakLiveBytes,
+                           scheduled.peakElsewhereBytes,
+                           candidate.kind,
+                           nullptr,
+                           nullptr};
   auto sameRetention = [&](const ScheduleRecord &r) {
     return r.retention ? *r.retention == scheduled.retainUntil
                        : scheduled.retainUntil.empty();
@@ -367,7 +388,8 @@ void CandidateSearch::schedule(Candidate &candidate) {
                   [&](const ScheduleRecord &r) {
                     return r.budget == record.budget &&
                            ((r.kind.sameChoices(record.kind) &&
-                             r.peak == record.peak) ||
+                             r.peak == record.peak &&
+                             r.peakElsewhere == record.peakElsewhere) ||
                             (r.evictions &&
                              *r.evictions == scheduled.evictAfter &&
                              sameRetention(r)));
@@ -629,6 +651,17 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
                      DeadInputs::Retained}})
     for (int perMille : {1000, 970, 940, 1030})
       addScheduled({Policy::Lookahead, true, perMille, kind});
+  // The long chains counting every rebuilt value with values away from
+  // their producer again, setting aside the peaks where nothing can go,
+  // only where the greedy that stops there missed its target (counting
+  // held bytes too, the BiLSTM at r = 0.7 unlimited took 102 -> 151 s for
+  // the same plan).
+  for (int perMille : {1000, 970, 940, 1030})
+    candidates.push_back({Policy::Lookahead, true, perMille,
+                          {RebuiltBytes::EveryValue, RecomputeChains::Long,
+                           ScheduleGaps::FromProducer, SiblingOutputs::Apart,
+                           ChoicePick::BestRatio, DeadInputs::Recomputed,
+                           StuckPeaks::SetAside}});
   // Last: a simulation that searches once per victim costs the most.
   candidates.push_back({Policy::Lookahead, false});
   using Run = CandidateSearch::Run;

@@ -251,7 +251,7 @@ public:
   }
 
   ScheduledEvictions run(int64_t targetBytes, ScheduleGaps gapKind,
-                         ChoicePick pick,
+                         ChoicePick pick, StuckPeaks stuck,
                          std::chrono::steady_clock::time_point deadline);
 
 private:
@@ -610,6 +610,7 @@ double Scheduler::retainedByteOps(const Price &price, int64_t runFrom,
 
 ScheduledEvictions
 Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
+               StuckPeaks stuck,
                std::chrono::steady_clock::time_point deadline) {
   ScheduledEvictions result;
   result.evictAfter.resize(opCount_);
@@ -660,6 +661,12 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
       priced[id] = Priced::No;
     ids.clear();
   };
+  // Runs over the target where nothing could go, and what they were
+  // lowered by; restored once the greedy is done.
+  struct SetAsideRun {
+    int64_t from, to, bytes;
+  };
+  std::vector<SetAsideRun> setAside;
   while (profile.max() > targetBytes && !deadlinePassed(deadline)) {
     int32_t best = -1, cover = -1;
     double bestScore = 0, coverScore = 0;
@@ -708,8 +715,15 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
         bestScore = score;
       }
     });
-    if (best < 0)
-      break; // nothing over the peak can go
+    if (best < 0) {
+      if (stuck == StuckPeaks::Stop)
+        break; // nothing over the peak can go
+      // Its run lowered to the target: the other runs over it are next.
+      const int64_t excessHere = profile.max(runFrom, runTo) - targetBytes;
+      profile.add(runFrom, runTo, -excessHere);
+      setAside.push_back({runFrom, runTo, excessHere});
+      continue;
+    }
     if (cover >= 0) {
       best = cover;
       bestScore = coverScore;
@@ -769,6 +783,9 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
     chosen_.push_back(std::move(choice));
   }
   dropRedundant(&profile, profile.max());
+  result.peakElsewhereBytes = profile.max();
+  for (const SetAsideRun &run : setAside)
+    profile.add(run.from, run.to, run.bytes);
   for (const Choice &choice : chosen_)
     result.evictAfter[choice.from].push_back(choice.value);
   if (retainDeadInputs_) {
@@ -818,9 +835,10 @@ ScheduledEvictions scheduleEvictions(
     const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
     ScheduleGaps gaps, SiblingOutputs siblings, ChoicePick pick,
-    DeadInputs dead, std::chrono::steady_clock::time_point deadline) {
+    DeadInputs dead, StuckPeaks stuck,
+    std::chrono::steady_clock::time_point deadline) {
   return Scheduler(graph, analysis, alignment, rebuilt, chains, siblings, dead)
-      .run(targetBytes, gaps, pick, deadline);
+      .run(targetBytes, gaps, pick, stuck, deadline);
 }
 
 bool hasEvictableSiblings(const Graph &graph, const StepAnalysis &analysis) {

@@ -94,11 +94,12 @@ struct ChainStep {
                ScheduleGaps gaps = ScheduleGaps::BetweenReads,
                SiblingOutputs siblings = SiblingOutputs::Apart,
                ChoicePick pick = ChoicePick::BestRatio,
-               DeadInputs dead = DeadInputs::Recomputed) const {
+               DeadInputs dead = DeadInputs::Recomputed,
+               StuckPeaks stuck = StuckPeaks::Stop) const {
     const PlanOptions o = byteOptions(Policy::Lookahead, target);
     ScheduledEvictions scheduled = scheduleEvictions(
         g, analyse(g, o), o.alignment, target, RebuiltBytes::EveryValue,
-        RecomputeChains::Long, gaps, siblings, pick, dead);
+        RecomputeChains::Long, gaps, siblings, pick, dead, stuck);
     EXPECT_OK(followAtItsPeak(g, o, scheduled, plan));
     return scheduled;
   }
@@ -140,6 +141,39 @@ TEST(EvictionSchedule, PrefersTheValueAwayOverTheWholeRun) {
   expectEvictsOnly(scheduled, 2, {l});
 }
 
+/// The live bytes peak at op 5, where c (300 bytes) is made and nothing
+/// else is resident, and again, lower, over ops 2-3, where v (100 bytes,
+/// read at ops 1 and 4) is idle. A greedy stopping where nothing can go
+/// evicts nothing; one setting that peak aside evicts v after op 1 and
+/// brings ops 2-3 under the target of 200, the peak it reports still
+/// op 5's.
+TEST(EvictionSchedule, SetsAsideAPeakWhereNothingCanGo) {
+  ChainStep step;
+  const TensorId x = step.x;
+  const TensorId v = step.make(x, 100, 1.0);   // op 0
+  step.read(v, x);                             // op 1
+  const TensorId b = step.make(x, 150, 100);   // op 2
+  step.read(b, x);                             // op 3
+  step.read(v, x);                             // op 4
+  const TensorId c = step.make(x, 300, 100);   // op 5
+  step.read(c, x);                             // op 6
+  ASSERT_TRUE(step.g.finalize());
+
+  Plan stopping, settingAside;
+  const ScheduledEvictions stopped = step.scheduleLong(200, &stopping);
+  EXPECT_GT(stopped.peakLiveBytes, 300);
+  expectEvictsOnly(stopped, 0, {});
+  EXPECT_EQ(stopping.stats.recomputeCount, 0);
+
+  const ScheduledEvictions setAside = step.scheduleLong(
+      200, &settingAside, ScheduleGaps::BetweenReads, SiblingOutputs::Apart,
+      ChoicePick::BestRatio, DeadInputs::Recomputed, StuckPeaks::SetAside);
+  EXPECT_EQ(setAside.peakLiveBytes, stopped.peakLiveBytes);
+  EXPECT_LE(setAside.peakElsewhereBytes, 200);
+  expectEvictsOnly(setAside, 1, {v});
+  EXPECT_EQ(settingAside.stats.recomputeCount, 1);
+}
+
 /// v (100 bytes) is made at op 0 and first read at op 3, as the backward
 /// reads a forward value (max-pool indices): it has no gap between two
 /// reads. The live bytes peak at op 2 (261) over the target of 200, and
@@ -169,7 +203,7 @@ TEST(EvictionSchedule, DropsAValueFromItsProducerToItsFirstRead) {
   const ScheduledEvictions late = scheduleEvictions(
       step.g, analyse(step.g, o), o.alignment, 200, RebuiltBytes::EveryValue,
       RecomputeChains::Long, ScheduleGaps::FromProducer, SiblingOutputs::Apart,
-      ChoicePick::BestRatio, DeadInputs::Recomputed,
+      ChoicePick::BestRatio, DeadInputs::Recomputed, StuckPeaks::Stop,
       std::chrono::steady_clock::now());
   EXPECT_GT(late.peakLiveBytes, 200);
   expectEvictsOnly(late, 0, {});
