@@ -59,8 +59,7 @@ bool isStateVersion(Value value) {
 /// there, and with it every recomputation of an activation from it.
 bool isStateUpdate(Operation *op) {
   auto compute = dyn_cast<ComputeOp>(op);
-  if (!compute || compute.getNumResults() == 0 || compute.getRng() ||
-      isRandomKernel(compute.getKernel()))
+  if (!compute || compute.getNumResults() == 0 || isRandom(compute))
     return false;
   for (unsigned index = 0; index < compute.getNumResults(); ++index) {
     std::optional<unsigned> operand = compute.getInplaceOperand(index);
@@ -72,21 +71,6 @@ bool isStateUpdate(Operation *op) {
                         [&](OpOperand &use) { return use.getOwner() != op; }))
       return false;
   }
-  return true;
-}
-
-/// Whether `op` computes fresh results only, from what it reads alone (not
-/// random): it may run anywhere after its operands' producers.
-bool isFreshComputation(Operation *op) {
-  if (isa<ViewOp>(op))
-    return true;
-  auto compute = dyn_cast<ComputeOp>(op);
-  if (!compute || compute.getNumResults() == 0 || compute.getRng() ||
-      isRandomKernel(compute.getKernel()))
-    return false;
-  for (unsigned index = 0; index < compute.getNumResults(); ++index)
-    if (compute.getInplaceOperand(index))
-      return false;
   return true;
 }
 
@@ -109,10 +93,11 @@ int64_t resultBytes(Operation *op) {
 /// allocates no more than the operand it ends, so no moved op adds to the
 /// bytes live where it lands. The largest such set: every candidate, then
 /// those that break the rules dropped until none does.
-llvm::DenseSet<Operation *> opsServingUpdates(Block &body) {
-  llvm::DenseSet<Operation *> serving;
+llvm::DenseSet<Operation *>
+opsServingUpdates(Block &body, const llvm::DenseSet<Operation *> &updates) {
+  llvm::DenseSet<Operation *> serving = updates;
   for (Operation &op : body)
-    if (isStateUpdate(&op) || isFreshComputation(&op))
+    if (computesFreshResults(&op))
       serving.insert(&op);
   auto onlyServing = [&](Value value) {
     return llvm::all_of(value.getUsers(), [&](Operation *user) {
@@ -120,7 +105,7 @@ llvm::DenseSet<Operation *> opsServingUpdates(Block &body) {
     });
   };
   auto serves = [&](Operation &op) {
-    if (isStateUpdate(&op))
+    if (updates.contains(&op))
       return true;
     if (!llvm::all_of(op.getResults(), onlyServing))
       return false;
@@ -171,7 +156,7 @@ void hoist(Operation *op, const llvm::DenseSet<Operation *> &serving) {
     }
   // With no other dependency (a momentum's `mul_`) it has nothing to wait
   // for and stays.
-  if (!anchor || !anchor->isBeforeInBlock(op))
+  if (!anchor)
     return;
   // Members before the anchor already run before it; the rest follow it in
   // their order, which respects their dependencies on each other.
@@ -199,12 +184,13 @@ struct CoopHoistStateUpdatesPass
     if (!*transform)
       return;
     Block &body = func.front();
-    const llvm::DenseSet<Operation *> serving = opsServingUpdates(body);
-    // In program order, each update moves up with what it needs.
     SmallVector<Operation *> updates;
     for (Operation &op : body)
       if (isStateUpdate(&op))
         updates.push_back(&op);
+    const llvm::DenseSet<Operation *> serving = opsServingUpdates(
+        body, llvm::DenseSet<Operation *>(updates.begin(), updates.end()));
+    // In program order, each update moves up with what it needs.
     for (Operation *update : updates)
       hoist(update, serving);
   }

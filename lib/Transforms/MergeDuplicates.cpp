@@ -83,19 +83,13 @@ StringRef baseName(StringRef kernel) {
 /// storage that nothing ever writes: then every op identical to it computes
 /// the same contents.
 bool isMergeable(Operation *op) {
-  if (auto compute = dyn_cast<ComputeOp>(op)) {
-    if (compute.getNumResults() == 0 || compute.getRng() ||
-        isRandomKernel(compute.getKernel()) ||
-        // aten's name for a kernel that writes an operand, for steps that
-        // do not say which one with `inplace`.
-        baseName(compute.getKernel()).ends_with("_"))
-      return false;
-    for (unsigned index = 0; index < compute.getNumResults(); ++index)
-      if (compute.getInplaceOperand(index))
-        return false;
-  } else if (!isa<ViewOp>(op)) {
+  if (!computesFreshResults(op))
     return false;
-  }
+  // aten's name for a kernel that writes an operand, for steps that do not
+  // say which one with `inplace`.
+  if (auto compute = dyn_cast<ComputeOp>(op);
+      compute && baseName(compute.getKernel()).ends_with("_"))
+    return false;
   return llvm::none_of(op->getResults(), [](Value result) {
     return anyUseOfStorage(result, writesInPlace);
   });

@@ -103,6 +103,22 @@ std::optional<unsigned> ComputeOp::getInplaceOperand(unsigned index) {
   return static_cast<unsigned>((*inplace)[index]);
 }
 
+bool mlir::coop::isRandom(ComputeOp op) {
+  return op.getRng() || isRandomKernel(op.getKernel());
+}
+
+bool mlir::coop::computesFreshResults(Operation *op) {
+  if (isa<ViewOp>(op))
+    return true;
+  auto compute = dyn_cast<ComputeOp>(op);
+  if (!compute || compute.getNumResults() == 0 || isRandom(compute))
+    return false;
+  for (unsigned index = 0; index < compute.getNumResults(); ++index)
+    if (compute.getInplaceOperand(index))
+      return false;
+  return true;
+}
+
 bool mlir::coop::anyUseOfStorage(Value value,
                                  function_ref<bool(OpOperand &)> predicate) {
   for (OpOperand &use : value.getUses()) {

@@ -40,6 +40,14 @@ bool isRandomKernel(StringRef kernel);
 /// recomputed for its fresh results, the side effects written to scratch.
 bool hasDiscardableInPlaceResults(StringRef kernel);
 
+/// Whether `op` draws random numbers: it has `rng`, or its kernel is known
+/// to be random.
+bool isRandom(ComputeOp op);
+
+/// Whether `op` computes fresh results from its operands alone: a view, or
+/// a compute op with results, none written in place, not random.
+bool computesFreshResults(Operation *op);
+
 /// True for a func.func marked as a training step.
 bool isTrainingStep(func::FuncOp func);
 
