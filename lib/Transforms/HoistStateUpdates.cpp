@@ -173,26 +173,26 @@ void hoist(Operation *op, const llvm::DenseSet<Operation *> &serving) {
   }
 }
 
+/// Moves every update of the state in `body` up, with the ops serving it.
+void hoistStateUpdates(Block &body) {
+  SmallVector<Operation *> updates;
+  for (Operation &op : body)
+    if (isStateUpdate(&op))
+      updates.push_back(&op);
+  const llvm::DenseSet<Operation *> serving = opsServingUpdates(
+      body, llvm::DenseSet<Operation *>(updates.begin(), updates.end()));
+  // In program order, each update moves up with what it needs.
+  for (Operation *update : updates)
+    hoist(update, serving);
+}
+
 struct CoopHoistStateUpdatesPass
     : public mlir::coop::impl::CoopHoistStateUpdatesBase<
           CoopHoistStateUpdatesPass> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    FailureOr<bool> transform = isUnplannedTrainingStep(func, getArgument());
-    if (failed(transform))
-      return signalPassFailure();
-    if (!*transform)
-      return;
-    Block &body = func.front();
-    SmallVector<Operation *> updates;
-    for (Operation &op : body)
-      if (isStateUpdate(&op))
-        updates.push_back(&op);
-    const llvm::DenseSet<Operation *> serving = opsServingUpdates(
-        body, llvm::DenseSet<Operation *>(updates.begin(), updates.end()));
-    // In program order, each update moves up with what it needs.
-    for (Operation *update : updates)
-      hoist(update, serving);
+    if (failed(transformUnplannedTrainingStep(getOperation(), getArgument(),
+                                              hoistStateUpdates)))
+      signalPassFailure();
   }
 };
 

@@ -111,26 +111,27 @@ bool wouldJoinOutputs(Operation *first, Operation *duplicate) {
   return false;
 }
 
+/// Replaces each mergeable op of `body` by the first op identical to it.
+void mergeDuplicates(Block &body) {
+  llvm::DenseSet<Operation *, IdenticalOps> firsts;
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    if (!isMergeable(&op))
+      continue;
+    auto [first, inserted] = firsts.insert(&op);
+    if (inserted || wouldJoinOutputs(*first, &op))
+      continue;
+    op.replaceAllUsesWith(*first);
+    op.erase();
+  }
+}
+
 struct CoopMergeDuplicatesPass
     : public mlir::coop::impl::CoopMergeDuplicatesBase<
           CoopMergeDuplicatesPass> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    FailureOr<bool> transform = isUnplannedTrainingStep(func, getArgument());
-    if (failed(transform))
-      return signalPassFailure();
-    if (!*transform)
-      return;
-    llvm::DenseSet<Operation *, IdenticalOps> firsts;
-    for (Operation &op : llvm::make_early_inc_range(func.front())) {
-      if (!isMergeable(&op))
-        continue;
-      auto [first, inserted] = firsts.insert(&op);
-      if (inserted || wouldJoinOutputs(*first, &op))
-        continue;
-      op.replaceAllUsesWith(*first);
-      op.erase();
-    }
+    if (failed(transformUnplannedTrainingStep(getOperation(), getArgument(),
+                                              mergeDuplicates)))
+      signalPassFailure();
   }
 };
 

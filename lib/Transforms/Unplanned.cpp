@@ -7,10 +7,11 @@
 using namespace mlir;
 using namespace mlir::coop;
 
-FailureOr<bool> mlir::coop::isUnplannedTrainingStep(func::FuncOp func,
-                                                   StringRef passName) {
+LogicalResult mlir::coop::transformUnplannedTrainingStep(
+    func::FuncOp func, StringRef passName,
+    llvm::function_ref<void(Block &body)> transform) {
   if (!isTrainingStep(func))
-    return false;
+    return success();
   if (func->hasAttr(CoopDialect::kPlanAttrName))
     return func.emitError() << "step @" << func.getSymName()
                             << " is already planned ('"
@@ -33,5 +34,6 @@ FailureOr<bool> mlir::coop::isUnplannedTrainingStep(func::FuncOp func,
   });
   if (walk.wasInterrupted())
     return failure();
-  return true;
+  transform(func.front());
+  return success();
 }
