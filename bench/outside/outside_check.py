@@ -6,7 +6,9 @@ exported, imported and costed, then compiled with `--coop-compile` at every
 ratio of the grid by the default plan search and by coop, dtr and dte. The
 default's plans at `--check-ratios` run two steps on the CPU backend from
 one seed, and their arguments after the steps must be bit-identical to the
-unconstrained plan's (ratio 1.0, policy none). Writes a Markdown table.
+unconstrained plan's (ratio 1.0, policy none). Writes a Markdown table;
+exits 1 if a checked plan's numbers differ or the default has no plan at a
+checked ratio above the floor, 77 without torch.
 
     /usr/bin/python3 bench/outside/outside_check.py --build build --out DIR
 
@@ -24,9 +26,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-import torchvision.models as tvm  # noqa: E402
+try:
+    import torch
+    import torch.nn as nn
+    import torchvision.models as tvm
+except ImportError as missing:
+    print(f"skipped: {missing}")
+    sys.exit(77)  # ctest's SKIP_RETURN_CODE
 
 from coop_export.exporter import export  # noqa: E402
 from coop_export.__main__ import write_graph  # noqa: E402
@@ -137,6 +143,8 @@ def check_model(name, args):
             cells[policy] = compile_step(args.build, base + ".mlir", ratio,
                                          policy, out)
         identical = "-"
+        if ratio in args.check_ratios and cells["default"][1] == "fails":
+            identical = "NO (no plan)"
         if ratio in args.check_ratios and cells["default"][1] == "planned":
             numbers = run_steps(args.build, f"{base}.{ratio}.default.mlir",
                                 f"{base}.{ratio}.bin")
@@ -177,7 +185,7 @@ def main():
     print("| model | ratio | default | coop | dtr | dte | default <= best "
           "baseline | identical | s |")
     print("|---|---|---|---|---|---|---|---|---|")
-    worse = 0
+    worse = failed = 0
     for name in args.models.split(","):
         for ratio, cells, identical, seconds in check_model(name, args):
             baselines = [cells[p][0] for p in POLICIES[1:]
@@ -187,10 +195,13 @@ def main():
                 ok = "yes" if (cells["default"][1] == "planned" and
                                cells["default"][0] <= min(baselines)) else "NO"
                 worse += ok == "NO"
+            failed += identical.startswith("NO")
             print(f"| {name} | {ratio} | " +
                   " | ".join(cell(cells[p]) for p in POLICIES) +
                   f" | {ok} | {identical} | {seconds:.1f} |", flush=True)
     print(f"\npoints where the default is worse than a baseline: {worse}")
+    print(f"checked ratios without a plan or with other numbers: {failed}")
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":
