@@ -544,7 +544,8 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
 /// and splits the search where no unplaced buffer crosses a section
 /// boundary any more: the two sides are then independent. In a part full
 /// nearly everywhere, it tries last the candidates that would leave a
-/// section at their floor with nothing to cover it (preferTimeFits).
+/// section at their floor with nothing to cover it, and first those whose
+/// top is level with a neighbouring section's skyline (preferTimeFits).
 class CanonicalSearch {
 public:
   CanonicalSearch(const Part &p, const Contention &contention,
@@ -852,6 +853,13 @@ private:
   /// 1.0613 / 1.0838 of the lower bound. In every part, it also found some
   /// packings of random and mixed sets and lost others: it is only for
   /// nearly full parts (bench/packing/results.md).
+  /// Of the others, those whose top is level with the skyline of the
+  /// section before them or after them go first: they extend a flat
+  /// surface instead of starting a step that the buffers above would have
+  /// to match. Mean peaks on perfect sets of 100 / 200 / 500 buffers fall
+  /// from 1.0125 / 1.0560 / 1.0776 to 1.0073 / 1.0480 / 1.0685 of the
+  /// lower bound. A partition, not a sort by step height: the restarts'
+  /// ranks still order each side (sorted, 1.0344 / 1.0685 / 1.0822).
   void preferTimeFits(int32_t hi, std::vector<Candidate> &candidates) const {
     const int64_t floor = candidates[0].floor;
     const int32_t begin = p_.begin[candidates[0].buffer];
@@ -875,10 +883,16 @@ private:
           return false;
       return true;
     };
-    std::stable_partition(candidates.begin(), candidates.begin() + tied,
-                          [&](const Candidate &c) {
-                            return !leavesGap(c.buffer);
-                          });
+    const auto covering = std::stable_partition(
+        candidates.begin(), candidates.begin() + tied,
+        [&](const Candidate &c) { return !leavesGap(c.buffer); });
+    auto level = [&](int32_t b) {
+      const int64_t top = floor + p_.size[b];
+      return (begin > 0 && skyline_[begin - 1] == top) ||
+             (p_.end[b] + 1 < p_.sections && skyline_[p_.end[b] + 1] == top);
+    };
+    std::stable_partition(candidates.begin(), covering,
+                          [&](const Candidate &c) { return level(c.buffer); });
   }
 
   /// Where no unplaced buffer crosses a boundary between sections `from`
