@@ -1956,7 +1956,13 @@ Status replay(const Graph &graph, const PlanOptions &options,
       return first;
     bool learned = false;
     const OpId failed = simulator.failedOp();
-    for (TensorId t : simulator.evictedInputsOfFailedOp())
+    std::vector<TensorId> toKeep = simulator.evictedInputsOfFailedOp();
+    if (options.keepEveryInputOfFailedOp && failed != kNone &&
+        !toKeep.empty())
+      for (TensorId in : graph.ops[failed].inputs)
+        if (graph.tensors[graph.contentOf(in)].producer != kNone)
+          toKeep.push_back(graph.contentOf(in));
+    for (TensorId t : toKeep)
       if (keepUntil[t] < failed) {
         keepUntil[t] = failed;
         learned = true;

@@ -525,59 +525,6 @@ TEST(CandidateSearch, UnlimitedFailureNamesTheOp) {
 /// 7/8 of it (the search also plans for 3/4 and 7/8 of its budget). Closer
 /// budgets are only counted (5 of these 132 cost more than one 1-7 %
 /// below): the simulator is not monotone in its arena.
-/// A recurrent step in the BiLSTM's shape: one projection of the whole
-/// input sequence (expensive, `steps` slices read through views), then per
-/// step a gate from its slice and the previous state, saved for the
-/// backward, which reads the gates in reverse order. The projection's
-/// last read is the forward's last gate; rebuilding a gate in the backward
-/// needs it back.
-struct RecurrentStep {
-  Graph graph;
-  OpId projection = kNone;
-};
-Status recurrentStep(int steps, RecurrentStep *out) {
-  Graph &g = out->graph;
-  constexpr int64_t kSlice = 4096;
-  const TensorId input = g.addArgument("x", 512, TensorRole::Input);
-  const TensorId weight = g.addArgument("w", 512, TensorRole::Parameter);
-  out->projection = g.addOp("aten.mm", {input, weight}, {steps * kSlice}, {},
-                            /*costUs=*/200.0);
-  const TensorId projected = g.ops[out->projection].outputs[0];
-  const OpId unbind = g.addView("aten.unbind.int", projected,
-                                std::vector<int64_t>(steps, kSlice));
-  std::vector<TensorId> gates, states;
-  TensorId state = g.ops[g.addOp("aten.zeros", {}, {kSlice})].outputs[0];
-  states.push_back(state);
-  for (int t = 0; t < steps; ++t) {
-    const TensorId gate =
-        g.ops[g.addOp("aten.sigmoid", {g.ops[unbind].outputs[t], state},
-                      {kSlice}, {}, 2.0)]
-            .outputs[0];
-    state = g.ops[g.addOp("aten.mul.Tensor", {gate, state}, {kSlice}, {}, 2.0)]
-                .outputs[0];
-    gates.push_back(gate);
-    states.push_back(state);
-  }
-  TensorId grad =
-      g.ops[g.addOp("aten.sum", {state}, {kSlice}, {}, 2.0)].outputs[0];
-  for (int t = steps - 1; t >= 0; --t)
-    grad = g.ops[g.addOp("aten.sigmoid_backward", {grad, gates[t], states[t]},
-                         {kSlice}, {}, 2.0)]
-               .outputs[0];
-  const TensorId weightGrad =
-      g.ops[g.addOp("aten.mm", {grad, input}, {512}, {}, 2.0)].outputs[0];
-  g.markStepOutput(weightGrad);
-  return g.finalize();
-}
-
-int64_t recomputationsOf(const Plan &plan, OpId op) {
-  return std::count_if(plan.instructions.begin(), plan.instructions.end(),
-                       [&](const Instruction &ins) {
-                         return ins.kind == InstructionKind::Recompute &&
-                                ins.op == op;
-                       });
-}
-
 TEST(CandidateSearch, RetainedProjectionIsRebuiltOnce) {
   RecurrentStep step;
   ASSERT_OK(recurrentStep(16, &step));

@@ -98,6 +98,70 @@ inline std::vector<TensorId> evictedBeforeRun(const Plan &plan, OpId op) {
   return evicted;
 }
 
+/// A recurrent step in the BiLSTM's shape: one projection of the whole
+/// input sequence (expensive, `steps` slices read through views), then per
+/// step a gate from its slice and the previous state, saved for the
+/// backward, which reads the gates in reverse order. The projection's
+/// last read is the forward's last gate; rebuilding a gate in the backward
+/// needs it back. With `stackStates`, one op (the BiLSTM's `stack` of
+/// hidden states) reads every state at the forward's end, and the backward
+/// starts from its result and reads the gates only.
+struct RecurrentStep {
+  Graph graph;
+  OpId projection = kNone;
+};
+inline Status recurrentStep(int steps, RecurrentStep *out,
+                            bool stackStates = false) {
+  Graph &g = out->graph;
+  constexpr int64_t kSlice = 4096;
+  const TensorId input = g.addArgument("x", 512, TensorRole::Input);
+  const TensorId weight = g.addArgument("w", 512, TensorRole::Parameter);
+  out->projection = g.addOp("aten.mm", {input, weight}, {steps * kSlice}, {},
+                            /*costUs=*/200.0);
+  const TensorId projected = g.ops[out->projection].outputs[0];
+  const OpId unbind = g.addView("aten.unbind.int", projected,
+                                std::vector<int64_t>(steps, kSlice));
+  std::vector<TensorId> gates, states;
+  TensorId state = g.ops[g.addOp("aten.zeros", {}, {kSlice})].outputs[0];
+  states.push_back(state);
+  for (int t = 0; t < steps; ++t) {
+    const TensorId gate =
+        g.ops[g.addOp("aten.sigmoid", {g.ops[unbind].outputs[t], state},
+                      {kSlice}, {}, 2.0)]
+            .outputs[0];
+    state = g.ops[g.addOp("aten.mul.Tensor", {gate, state}, {kSlice}, {}, 2.0)]
+                .outputs[0];
+    gates.push_back(gate);
+    states.push_back(state);
+  }
+  if (stackStates)
+    state = g.ops[g.addOp("aten.stack", {states.begin() + 1, states.end()},
+                          {steps * kSlice}, {}, 4.0)]
+                .outputs[0];
+  TensorId grad =
+      g.ops[g.addOp("aten.sum", {state}, {kSlice}, {}, 2.0)].outputs[0];
+  for (int t = steps - 1; t >= 0; --t) {
+    std::vector<TensorId> saved = {grad, gates[t]};
+    if (!stackStates)
+      saved.push_back(states[t]);
+    grad = g.ops[g.addOp("aten.sigmoid_backward", saved, {kSlice}, {}, 2.0)]
+               .outputs[0];
+  }
+  const TensorId weightGrad =
+      g.ops[g.addOp("aten.mm", {grad, input}, {512}, {}, 2.0)].outputs[0];
+  g.markStepOutput(weightGrad);
+  return g.finalize();
+}
+
+/// How many times `plan` recomputes `op`.
+inline int64_t recomputationsOf(const Plan &plan, OpId op) {
+  return std::count_if(plan.instructions.begin(), plan.instructions.end(),
+                       [&](const Instruction &ins) {
+                         return ins.kind == InstructionKind::Recompute &&
+                                ins.op == op;
+                       });
+}
+
 inline const Instruction *findRun(const Plan &plan, OpId op) {
   auto it = std::find_if(plan.instructions.begin(), plan.instructions.end(),
                          [&](const Instruction &ins) {

@@ -88,6 +88,12 @@ struct PlanOptions {
   /// series of up to 64 replays, see docs/planner.md). Off: the first
   /// failure is final (cheap, for a search that has other candidates).
   bool learnFromFailures = true;
+  /// When an op fails with some of its inputs evicted before it, the
+  /// replays keep every one of its transient inputs resident until it, not
+  /// only those evicted this time: denied those, a policy evicts the op's
+  /// other inputs instead, so the replays learned them a few at a time and
+  /// ran out of replays. Off for every policy= (searchPlan() sets it).
+  bool keepEveryInputOfFailedOp = false;
 
   /// A value that more than one op reads and that a recomputation may read
   /// after its last use (a recurrent layer's input projection, which every
