@@ -520,11 +520,9 @@ TEST(CandidateSearch, UnlimitedFailureNamesTheOp) {
   EXPECT_GT(failures, 0);
 }
 
-/// Over a grid of budgets from the floor to `none`'s arena: nothing fails
-/// above a budget that plans, and a budget costs no more than one at most
-/// 7/8 of it (the search also plans for 3/4 and 7/8 of its budget). Closer
-/// budgets are only counted (5 of these 132 cost more than one 1-7 %
-/// below): the simulator is not monotone in its arena.
+/// Retaining shared inputs, coop rebuilds a recurrent step's projection at
+/// most once and costs no more than freeing them, at budgets from the floor
+/// to `none`'s arena; the search has that candidate.
 TEST(CandidateSearch, RetainedProjectionIsRebuiltOnce) {
   RecurrentStep step;
   ASSERT_OK(recurrentStep(16, &step));
@@ -627,6 +625,11 @@ TEST(CandidateSearch, CountsInTurnOnlyNearTheFloor) {
                   [&](SweptStep &step) { EXPECT_EQ(countedInTurn(step), 0); });
 }
 
+/// Over a grid of budgets from the floor to `none`'s arena: nothing fails
+/// above a budget that plans, and a budget costs no more than one at most
+/// 7/8 of it (the search also plans for 3/4 and 7/8 of its budget). Closer
+/// budgets are only counted (5 of these 132 cost more than one 1-7 %
+/// below): the simulator is not monotone in its arena.
 TEST(CandidateSearch, MonotoneInTheBudget) {
   int budgets = 0, closerViolations = 0;
   for (uint64_t seed = 0; seed < 12; ++seed) {
