@@ -520,6 +520,19 @@ TEST(CandidateSearch, UnlimitedFailureNamesTheOp) {
   EXPECT_GT(failures, 0);
 }
 
+/// Runs `body` with `options` at each budget a tenth, ..., nine tenths of
+/// the way from `graph`'s floor to `none`'s arena.
+template <typename Body>
+void forTenthsOfTheWay(const Graph &graph, PlanOptions &options, Body body) {
+  StepBounds bounds;
+  ASSERT_OK(stepBounds(graph, options, &bounds));
+  for (int tenth = 1; tenth < 10; ++tenth) {
+    options.budgetBytes = budgetBetween(bounds, tenth / 10.0);
+    SCOPED_TRACE(std::to_string(options.budgetBytes) + " bytes");
+    body();
+  }
+}
+
 /// Retaining shared inputs, coop rebuilds a recurrent step's projection at
 /// most once and costs no more than freeing them, at budgets from the floor
 /// to `none`'s arena; the search has that candidate.
@@ -528,16 +541,12 @@ TEST(CandidateSearch, RetainedProjectionIsRebuiltOnce) {
   ASSERT_OK(recurrentStep(16, &step));
   PlanOptions o = unlimited(PlanOptions());
   o.policy = Policy::Coop;
-  StepBounds bounds;
-  ASSERT_OK(stepBounds(step.graph, o, &bounds));
   int rebuiltOften = 0;
-  for (int tenth = 1; tenth < 10; ++tenth) {
-    o.budgetBytes = budgetBetween(bounds, tenth / 10.0);
-    SCOPED_TRACE(std::to_string(o.budgetBytes) + " bytes");
+  forTenthsOfTheWay(step.graph, o, [&] {
     Plan freed, retained, searched;
     o.retainSharedInputs = false;
     if (!planAndVerify(step.graph, o, &freed))
-      continue;
+      return;
     o.retainSharedInputs = true;
     ASSERT_OK(planAndVerify(step.graph, o, &retained));
     // Once rebuilt for a gate, the projection stays for the others.
@@ -547,9 +556,103 @@ TEST(CandidateSearch, RetainedProjectionIsRebuiltOnce) {
     // The search has the candidate.
     ASSERT_OK(planAndVerify(step.graph, o, &searched, searchPlan));
     EXPECT_LE(searched.stats.executedCostUs, retained.stats.executedCostUs);
-  }
+  });
   // Where each closure frees it again, it is rebuilt for gate after gate.
   EXPECT_GT(rebuiltOften, 0);
+}
+
+/// A self-attention block's shape: one fused projection (expensive) split
+/// through views into queries, keys and values, each copied out; the
+/// scores (large) from queries and keys, the output from scores and
+/// values. The backward reduces the scores' gradient (as the softmax
+/// backward does), then reads the keys for the queries' gradient and the
+/// queries for the keys' gradient: with both dropped after the scores,
+/// each is rebuilt from the projection.
+struct AttentionStep {
+  Graph graph;
+  OpId projection = kNone, scores = kNone;
+  TensorId queries = kNone, keys = kNone;
+};
+Status attentionStep(AttentionStep *out) {
+  Graph &g = out->graph;
+  constexpr int64_t kHead = 1024, kScores = 8 * kHead;
+  auto op = [&](const char *name, std::vector<TensorId> inputs, int64_t bytes,
+                double costUs) {
+    return g.ops[g.addOp(name, std::move(inputs), {bytes}, {}, costUs)]
+        .outputs[0];
+  };
+  const TensorId x = g.addArgument("x", 512, TensorRole::Input);
+  const TensorId w = g.addArgument("w", 512, TensorRole::Parameter);
+  out->projection = g.addOp("aten.mm", {x, w}, {3 * kHead}, {}, 200.0);
+  const OpId split =
+      g.addView("aten.split.Tensor", g.ops[out->projection].outputs[0],
+                {kHead, kHead, kHead});
+  out->queries = op("aten.clone", {g.ops[split].outputs[0]}, kHead, 1.0);
+  out->keys = op("aten.clone", {g.ops[split].outputs[1]}, kHead, 1.0);
+  const TensorId values =
+      op("aten.clone", {g.ops[split].outputs[2]}, kHead, 1.0);
+  const TensorId scores =
+      op("aten.bmm", {out->queries, out->keys}, kScores, 4.0);
+  out->scores = g.tensors[scores].producer;
+  const TensorId attended = op("aten.bmm", {scores, values}, 2 * kHead, 4.0);
+  const TensorId loss = op("aten.sum", {attended}, 512, 1.0);
+  const TensorId gradAttended = op("aten.expand", {loss}, 2 * kHead, 1.0);
+  const TensorId gradScores =
+      op("aten._softmax_backward_data",
+         {op("aten.bmm", {gradAttended, values}, kScores, 4.0)}, kHead, 4.0);
+  const TensorId gradQueries =
+      op("aten.bmm", {gradScores, out->keys}, kHead, 4.0);
+  const TensorId gradKeys =
+      op("aten.bmm", {gradScores, out->queries}, kHead, 4.0);
+  g.markStepOutput(op("aten.mm", {gradQueries, gradKeys, x}, 512, 2.0));
+  return g.finalize();
+}
+
+/// Following a schedule that drops the queries and keys, the lookahead
+/// keeping the projection once rebuilt (shared inputs retained) runs it
+/// once for both, where freeing it after each closure runs it twice; and
+/// the search has that candidate, the first schedule's twin.
+TEST(CandidateSearch, ScheduleRetainingSharedInputsRebuildsOnce) {
+  AttentionStep step;
+  ASSERT_OK(attentionStep(&step));
+  PlanOptions o = byteOptions(Policy::Lookahead, int64_t(1) << 30);
+  auto schedule = std::make_shared<EvictionSchedule>(step.graph.ops.size());
+  (*schedule)[step.scores] = {step.queries, step.keys};
+  o.scheduledEvictions = schedule;
+  Plan freed, retained;
+  ASSERT_OK(planAndVerify(step.graph, o, &freed, simulate));
+  o.retainSharedInputs = true;
+  ASSERT_OK(planAndVerify(step.graph, o, &retained, simulate));
+  EXPECT_EQ(recomputationsOf(freed, step.projection), 2);
+  EXPECT_EQ(recomputationsOf(retained, step.projection), 1);
+  EXPECT_LT(retained.stats.executedCostUs, freed.stats.executedCostUs);
+
+  const std::string original =
+      "lookahead after evictions scheduled for 100.0 % of the budget";
+  const std::string twin = original + " (shared inputs retained), quick";
+  PlanOptions searched = unlimited(PlanOptions());
+  int ahead = 0;
+  forTenthsOfTheWay(step.graph, searched, [&] {
+    Plan p;
+    if (!planAndVerify(step.graph, searched, &p, searchPlan))
+      return;
+    const std::vector<SearchCandidate> &tried = p.stats.candidates;
+    const int first = indexOf(tried, original + ", quick");
+    const int second = indexOf(tried, twin);
+    if (first < 0 || second < 0)
+      return; // the search stopped before them, or nothing is dropped
+    // Right after coop retaining shared inputs, which follows the schedule.
+    EXPECT_EQ(second, first + 2);
+    EXPECT_EQ(tried[first + 1].name, "coop (shared inputs retained), quick");
+    if (tried[second].planned &&
+        (!tried[first].planned ||
+         tried[second].computeOverhead < tried[first].computeOverhead)) {
+      ++ahead;
+      EXPECT_LE(p.stats.computeOverhead, tried[second].computeOverhead);
+    }
+  });
+  // Somewhere the twin plans with less overhead than its original.
+  EXPECT_GT(ahead, 0);
 }
 
 /// a and b are dropped after b's producer; rebuilding b for c's op
