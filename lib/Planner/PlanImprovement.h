@@ -9,7 +9,9 @@
 // once with the winner's options, and keeps it where the plan still fits
 // the budget and costs less. A change may also swap a dropped eviction for
 // one of a value cheaper to recompute, idle where the dropped one's bytes
-// do not fit.
+// do not fit. A second descent from the same plan also keeps an evicted
+// value resident until its read (neither the schedule nor the policy may
+// evict it), and the cheaper of the two plans is kept.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COOP_LIB_PLANNER_PLANIMPROVEMENT_H
@@ -45,9 +47,10 @@ constexpr int kMaxImprovementNeighbours = 128;
 /// budget), repacked; a change is kept where the plan fits the budget and
 /// executes in less time (or as long with fewer recomputations). Nothing
 /// where the winner's own schedule, simulated that way, is not the
-/// incumbent (a rescue's replays). Stops when no change improves, after
-/// `maxNeighbours` tries, or at `deadline`; `incumbent` keeps its search
-/// stats (winning candidate, arenas tried).
+/// incumbent (a rescue's replays). Two descents from the incumbent, the
+/// second with keeps besides (PlanOptions::keptUntil), each until no change
+/// improves or after `maxNeighbours` tries, both by `deadline`; the cheaper
+/// plan is kept, with its search stats (winning candidate, arenas tried).
 PlanImprovement improvePlan(const Graph &graph, const StepAnalysis &analysis,
                             const PlanOptions &winner, int64_t budgetBytes,
                             std::chrono::steady_clock::time_point deadline,

@@ -1931,7 +1931,9 @@ struct ReplayLessons {
 /// One series of replays (see simulate()).
 Status replay(const Graph &graph, const PlanOptions &options,
               const StepAnalysis &analysis, ReplayLessons lessons, Plan *out) {
-  std::vector<OpId> keepUntil(graph.tensors.size(), kNone);
+  std::vector<OpId> keepUntil =
+      options.keptUntil ? *options.keptUntil
+                        : std::vector<OpId>(graph.tensors.size(), kNone);
   std::vector<char> packLow(graph.tensors.size(), 0);
   std::vector<OpId> retainUntil =
       options.scheduledRetention

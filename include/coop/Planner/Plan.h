@@ -83,6 +83,10 @@ struct PlanOptions {
   /// its last use, for the scheduled evictions' recomputations to read
   /// (kNone: freed at its last use). Null: none.
   std::shared_ptr<const std::vector<OpId>> scheduledRetention;
+  /// Per value: the op before which neither the policy nor the schedule
+  /// evicts it (kNone: none), as a replay's lesson keeps the inputs of the
+  /// op that failed. Null: none.
+  std::shared_ptr<const std::vector<OpId>> keptUntil;
 
   /// simulate() replays a failed simulation with what it learned (four
   /// series of up to 64 replays, see docs/planner.md). Off: the first
