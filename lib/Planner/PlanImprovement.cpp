@@ -451,13 +451,14 @@ bool fitsCheaper(const Graph &graph, const StepAnalysis &analysis,
   return true;
 }
 
-/// First improvement from `incumbent` (which `schedule` and `kept` give,
+/// First improvement from `incumbent` (which `schedule` gives, with the
+/// lessons in `options`,
 /// with `options`) over `neighbourhood`: until no neighbour improves,
 /// `maxNeighbours` were tried, or `options.deadline`.
 PlanImprovement descend(const Graph &graph, const StepAnalysis &analysis,
                         PlanOptions options, const PackOptions &packing,
                         Neighbourhood neighbourhood, int maxNeighbours,
-                        EvictionSchedule schedule, std::vector<OpId> kept,
+                        EvictionSchedule schedule,
                         Plan *incumbent) {
   PlanImprovement done;
   // Neighbours that did not improve: not simulated again after a change
@@ -481,15 +482,18 @@ PlanImprovement descend(const Graph &graph, const StepAnalysis &analysis,
       EvictionSchedule next = changed(schedule, n);
       options.scheduledEvictions =
           std::make_shared<const EvictionSchedule>(next);
-      std::vector<OpId> nextKept = kept;
-      if (n.keptUntil != kNone)
+      const std::shared_ptr<const LearnedLessons> lessons = options.lessons;
+      if (n.keptUntil != kNone) {
+        LearnedLessons kept = firstLessons(graph, options);
         for (TensorId t : n.dropped)
-          nextKept[t] = std::max(nextKept[t], n.keptUntil);
-      options.keptUntil = std::make_shared<const std::vector<OpId>>(nextKept);
+          kept.keepUntil[t] = std::max(kept.keepUntil[t], n.keptUntil);
+        options.lessons = std::make_shared<const LearnedLessons>(kept);
+      }
       Plan candidate;
       PackResult packed;
       if (!fitsCheaper(graph, analysis, options, packing, *incumbent,
                        &candidate, &packed)) {
+        options.lessons = lessons;
         rejected.insert(n.key());
         continue;
       }
@@ -504,7 +508,6 @@ PlanImprovement descend(const Graph &graph, const StepAnalysis &analysis,
       candidate.budgetBytes = packing.targetPeak;
       *incumbent = std::move(candidate);
       schedule = std::move(next);
-      kept = std::move(nextKept);
       ++done.improvements;
       improved = true;
       break;
@@ -523,16 +526,18 @@ PlanImprovement improvePlan(const Graph &graph, const StepAnalysis &analysis,
   PlanOptions options = winner;
   options.budgetBytes = incumbent->stats.simulatedBudgetBytes;
   options.learnFromFailures = false;
+  options.lessons = incumbent->lessons;
   options.deadline = deadline;
   PackOptions packing;
   packing.alignment = winner.alignment;
   packing.searchNodeLimit = winner.packingNodeLimit;
   packing.initialOrderOnly = winner.packInitialOrderOnly;
   packing.targetPeak = budgetBytes;
-  // Neighbours are simulated without replays: where the winner needed them
-  // (a rescue), its plan is not what they change, and near the floor each
-  // costs seconds (the e2e LSTM at r = 0.3125, unlimited: 85 -> 112 s
-  // beside the base binary, nothing kept; 0.05 s with this check).
+  // Neighbours are simulated without replays, from what the winner's
+  // replays learned (a rescue's): near the floor replays cost seconds each
+  // (the e2e LSTM at r = 0.3125, unlimited, replaying every neighbour: 85
+  // -> 112 s beside the base binary, nothing kept). Nothing where that does
+  // not give the winner's plan again.
   Plan reproduced;
   if (!simulate(graph, options, analysis, &reproduced) ||
       reproduced.stats.executedCostUs != incumbent->stats.executedCostUs) {
@@ -542,9 +547,6 @@ PlanImprovement improvePlan(const Graph &graph, const StepAnalysis &analysis,
   const EvictionSchedule schedule = winner.scheduledEvictions
                                         ? *winner.scheduledEvictions
                                         : EvictionSchedule(graph.ops.size());
-  const std::vector<OpId> kept =
-      winner.keptUntil ? *winner.keptUntil
-                       : std::vector<OpId>(graph.tensors.size(), kNone);
   // Two descents from the winner, the better kept: a local search is only
   // as good as the optimum it falls into, and keeps lead elsewhere than
   // the evictions' own changes (U-Net at r = 0.5: 5.32 % after the
@@ -552,10 +554,10 @@ PlanImprovement improvePlan(const Graph &graph, const StepAnalysis &analysis,
   // winner, keeps first, 4.59 %).
   Plan withKeeps = *incumbent;
   done = descend(graph, analysis, options, packing, Neighbourhood::Evictions,
-                 maxNeighbours, schedule, kept, incumbent);
+                 maxNeighbours, schedule, incumbent);
   PlanImprovement second =
       descend(graph, analysis, options, packing, Neighbourhood::WithKeeps,
-              maxNeighbours, schedule, kept, &withKeeps);
+              maxNeighbours, schedule, &withKeeps);
   const int tried = done.neighboursTried + second.neighboursTried;
   const bool timeLimitReached =
       done.timeLimitReached || second.timeLimitReached;
