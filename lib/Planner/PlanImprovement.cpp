@@ -56,7 +56,7 @@ struct Neighbour {
 /// An eviction the plan made, scheduled (dropAt set: its neighbour drops
 /// it) or the policy's (dropAt kNone: the values one eviction event sent
 /// away), and the instructions over which its values were away.
-struct ScheduledAbsence {
+struct Absence {
   Neighbour drop;
   size_t from = 0, to = 0;
   int64_t bytes = 0;
@@ -139,9 +139,9 @@ private:
   /// `t` evicted by the policy at instruction i: an absence of the
   /// current eviction event.
   void recordEvent(size_t i, TensorId t);
-  void addSwaps(const ScheduledAbsence &absence, int64_t budgetBytes,
+  void addSwaps(const Absence &absence, int64_t budgetBytes,
                 std::vector<Neighbour> *out) const;
-  void addCover(const ScheduledAbsence &absence, size_t first, size_t last,
+  void addCover(const Absence &absence, size_t first, size_t last,
                 int64_t bytes, std::vector<Neighbour> *out) const;
 
   const Graph &graph_;
@@ -165,7 +165,7 @@ private:
   /// Bytes held while each instruction runs (its transient buffers too).
   std::vector<int64_t> liveDuring_;
   int64_t live_ = 0;
-  std::vector<ScheduledAbsence> absences_;
+  std::vector<Absence> absences_;
   std::vector<IdleStretch> idle_;
   std::vector<Neighbour> moves_;
   /// The first absence after the last Run instruction, and after the last
@@ -194,7 +194,7 @@ void NeighbourFinder::evicted(size_t i, OpId lastRun, TensorId t) {
     const OpId producer = graph_.tensors[t].producer;
     auto sibling = std::find_if(
         absences_.begin() + int64_t(windowStart_), absences_.end(),
-        [&](const ScheduledAbsence &a) {
+        [&](const Absence &a) {
           return a.drop.dropAt == scheduledAt &&
                  graph_.tensors[a.drop.dropped.front()].producer == producer;
         });
@@ -229,7 +229,7 @@ void NeighbourFinder::recordEvent(size_t i, TensorId t) {
         {t, lastAccessAt_[t], i, lastAccess_[t], 0.0, !awaySinceAccess_[t]});
   auto event = std::find_if(
       absences_.begin() + int64_t(eventStart_), absences_.end(),
-      [](const ScheduledAbsence &a) { return a.drop.dropAt == kNone; });
+      [](const Absence &a) { return a.drop.dropAt == kNone; });
   if (event == absences_.end()) {
     absences_.push_back({});
     event = absences_.end() - 1;
@@ -283,7 +283,7 @@ std::vector<Neighbour> NeighbourFinder::find(int64_t budgetBytes) {
       const TensorId t = analysis_.content[out];
       access(t, i, at);
       if (ins.kind == InstructionKind::Recompute && openAbsence_[t] >= 0) {
-        ScheduledAbsence &absence = absences_[openAbsence_[t]];
+        Absence &absence = absences_[openAbsence_[t]];
         absence.drop.expectedGain += op.costUs;
         absence.to = std::min(absence.to, i);
         openAbsence_[t] = -1;
@@ -301,17 +301,17 @@ std::vector<Neighbour> NeighbourFinder::find(int64_t budgetBytes) {
   };
   // A drop that caused no recomputation changes nothing.
   absences_.erase(std::remove_if(absences_.begin(), absences_.end(),
-                                 [](const ScheduledAbsence &a) {
+                                 [](const Absence &a) {
                                    return a.drop.expectedGain <= 0;
                                  }),
                   absences_.end());
   std::stable_sort(absences_.begin(), absences_.end(),
-                   [&](const ScheduledAbsence &a, const ScheduledAbsence &b) {
+                   [&](const Absence &a, const Absence &b) {
                      return byGain(a.drop, b.drop);
                    });
   std::vector<Neighbour> found;
   for (size_t k = 0; k < absences_.size(); ++k) {
-    const ScheduledAbsence &absence = absences_[k];
+    const Absence &absence = absences_[k];
     if (keeps_) {
       // Kept until the op whose closure rebuilt them: neither the schedule
       // nor the policy may send them away again before it.
@@ -335,7 +335,7 @@ std::vector<Neighbour> NeighbourFinder::find(int64_t budgetBytes) {
   return found;
 }
 
-void NeighbourFinder::addSwaps(const ScheduledAbsence &absence,
+void NeighbourFinder::addSwaps(const Absence &absence,
                                int64_t budgetBytes,
                                std::vector<Neighbour> *out) const {
   // Where the values kept would hold more than the budget, and by how much.
@@ -377,7 +377,7 @@ void NeighbourFinder::addSwaps(const ScheduledAbsence &absence,
   }
 }
 
-void NeighbourFinder::addCover(const ScheduledAbsence &absence, size_t first,
+void NeighbourFinder::addCover(const Absence &absence, size_t first,
                                size_t last, int64_t bytes,
                                std::vector<Neighbour> *out) const {
   // Values idle over instructions first..last, by producer time per byte.
