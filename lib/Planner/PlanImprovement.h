@@ -9,7 +9,10 @@
 // once with the winner's options, and keeps it where the plan still fits
 // the budget and costs less. A change may also swap a dropped eviction for
 // one of a value cheaper to recompute, idle where the dropped one's bytes
-// do not fit.
+// do not fit. With keeps, a change also keeps an evicted value resident
+// until its read (neither the schedule nor the policy may evict it): after
+// the evictions' own changes, and in a second descent from the same plan;
+// the cheaper of the two plans is kept.
 //
 //===----------------------------------------------------------------------===//
 #ifndef COOP_LIB_PLANNER_PLANIMPROVEMENT_H
@@ -45,9 +48,12 @@ constexpr int kMaxImprovementNeighbours = 128;
 /// budget), repacked; a change is kept where the plan fits the budget and
 /// executes in less time (or as long with fewer recomputations). Nothing
 /// where the winner's own schedule, simulated that way, is not the
-/// incumbent (a rescue's replays). Stops when no change improves, after
-/// `maxNeighbours` tries, or at `deadline`; `incumbent` keeps its search
-/// stats (winning candidate, arenas tried).
+/// incumbent (from what its replays learned, Plan::lessons). Two descents
+/// from the incumbent: the evictions' own changes, then with keeps besides
+/// (raising the lessons' keepUntil) from where that stopped; and with keeps
+/// from the start. Each neighbourhood until no change improves or after
+/// `maxNeighbours` tries, all by `deadline`; the cheaper plan is kept, with
+/// its search stats (winning candidate, arenas tried).
 PlanImprovement improvePlan(const Graph &graph, const StepAnalysis &analysis,
                             const PlanOptions &winner, int64_t budgetBytes,
                             std::chrono::steady_clock::time_point deadline,

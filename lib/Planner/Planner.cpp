@@ -1931,12 +1931,11 @@ struct ReplayLessons {
 /// One series of replays (see simulate()).
 Status replay(const Graph &graph, const PlanOptions &options,
               const StepAnalysis &analysis, ReplayLessons lessons, Plan *out) {
-  std::vector<OpId> keepUntil(graph.tensors.size(), kNone);
-  std::vector<char> packLow(graph.tensors.size(), 0);
-  std::vector<OpId> retainUntil =
-      options.scheduledRetention
-          ? *options.scheduledRetention
-          : std::vector<OpId>(graph.tensors.size(), kNone);
+  LearnedLessons learned = firstLessons(graph, options);
+  learned.recursiveClosures |= lessons.recursiveClosures;
+  std::vector<OpId> &keepUntil = learned.keepUntil;
+  std::vector<char> &packLow = learned.packLow;
+  std::vector<OpId> &retainUntil = learned.retainUntil;
   Status first = Status::ok();
   for (int attempt = 0;; ++attempt) {
     *out = Plan();
@@ -1944,10 +1943,14 @@ Status replay(const Graph &graph, const PlanOptions &options,
     out->twoEndedPartitioning = options.twoEndedPartitioning;
     out->budgetBytes = options.budgetBytes;
     Simulator simulator(graph, options, analysis, *out, keepUntil, packLow,
-                        retainUntil, lessons.recursiveClosures);
+                        retainUntil, learned.recursiveClosures);
     Status st = simulator.run();
-    if (st)
+    if (st) {
+      // What it learned, for a simulation without replays to plan again.
+      if (attempt > 0 || options.lessons || lessons.recursiveClosures)
+        out->lessons = std::make_shared<const LearnedLessons>(learned);
       return st;
+    }
     if (attempt == 0)
       first = st;
     // Stopped, not out of memory: nothing to learn from.
@@ -1983,6 +1986,18 @@ Status replay(const Graph &graph, const PlanOptions &options,
 }
 
 } // namespace
+
+LearnedLessons firstLessons(const Graph &graph, const PlanOptions &options) {
+  if (options.lessons)
+    return *options.lessons;
+  LearnedLessons none;
+  none.keepUntil.assign(graph.tensors.size(), kNone);
+  none.packLow.assign(graph.tensors.size(), 0);
+  none.retainUntil = options.scheduledRetention
+                         ? *options.scheduledRetention
+                         : std::vector<OpId>(graph.tensors.size(), kNone);
+  return none;
+}
 
 Status simulate(const Graph &graph, const PlanOptions &options, Plan *out) {
   if (Status st = checkAlignment(options); !st)

@@ -72,6 +72,25 @@ TEST(ScatteredBarriers, HugeRequestPlansAfterPackingBarriersLow) {
     const Instruction *cat = findRun(p, step.big);
     ASSERT_NE(cat, nullptr);
     EXPECT_GE(cat->outputs[0].offset, kSmall * (kPieces + 1));
+    // What the replays learned gives the same plan without replays (the
+    // plan search's improvement phase starts from it).
+    ASSERT_NE(p.lessons, nullptr) << policyName(policy);
+    PlanOptions learned = options;
+    learned.learnFromFailures = false;
+    Plan again;
+    EXPECT_FALSE(simulate(step.g, learned, &again)) << policyName(policy);
+    learned.lessons = p.lessons;
+    ASSERT_OK(simulate(step.g, learned, &again));
+    ASSERT_EQ(again.instructions.size(), p.instructions.size());
+    for (size_t i = 0; i < p.instructions.size(); ++i) {
+      const Instruction &a = p.instructions[i], &b = again.instructions[i];
+      EXPECT_EQ(a.kind, b.kind);
+      EXPECT_EQ(a.op, b.op);
+      EXPECT_EQ(a.tensor, b.tensor);
+      ASSERT_EQ(a.outputs.size(), b.outputs.size());
+      for (size_t k = 0; k < a.outputs.size(); ++k)
+        EXPECT_EQ(a.outputs[k].offset, b.outputs[k].offset);
+    }
   }
   // With room for everything there is nothing to learn: the first replay's
   // plan, the kept pieces interleaved with the spares at the high end.
@@ -79,6 +98,7 @@ TEST(ScatteredBarriers, HugeRequestPlansAfterPackingBarriersLow) {
   options.budgetBytes = 16 + 2 * kPieces * kSmall + kHuge;
   ASSERT_OK(planAndVerify(step.g, options, &p, simulate));
   EXPECT_EQ(p.stats.evictionCount, 0);
+  EXPECT_EQ(p.lessons, nullptr);
   EXPECT_EQ(p.arguments[0].offset, 0);
   EXPECT_EQ(p.instructions[0].outputs[0].offset,
             options.budgetBytes - kSmall);

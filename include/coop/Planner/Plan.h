@@ -45,6 +45,18 @@ bool policyFromName(const std::string &name, Policy *policy);
 /// at index k are evicted (each comes back, recomputed, at its next read).
 using EvictionSchedule = std::vector<std::vector<TensorId>>;
 
+/// What simulate()'s replays learned from failures (docs/planner.md,
+/// "Replays" and what follows), per value: the op before which
+/// neither the policy nor the schedule evicts it, whether it is packed at
+/// the low end, the op through which it stays resident past its last use;
+/// and whether closures run recursively.
+struct LearnedLessons {
+  std::vector<OpId> keepUntil;
+  std::vector<char> packLow;
+  std::vector<OpId> retainUntil;
+  bool recursiveClosures = false;
+};
+
 struct PlanOptions {
   int64_t budgetBytes = 0;
   int64_t alignment = 512;
@@ -83,6 +95,10 @@ struct PlanOptions {
   /// its last use, for the scheduled evictions' recomputations to read
   /// (kNone: freed at its last use). Null: none.
   std::shared_ptr<const std::vector<OpId>> scheduledRetention;
+  /// simulate()'s replays start from these lessons rather than from none
+  /// (a plan's own, Plan::lessons: without replays, the same simulation
+  /// gives that plan again). Null: none.
+  std::shared_ptr<const LearnedLessons> lessons;
 
   /// simulate() replays a failed simulation with what it learned (four
   /// series of up to 64 replays, see docs/planner.md). Off: the first
@@ -290,6 +306,8 @@ struct PlanStats {
 
 struct Plan {
   Policy policy = Policy::Coop;
+  /// What the replays that found it learned (null: it planned at once).
+  std::shared_ptr<const LearnedLessons> lessons;
   /// PlanOptions::twoEndedPartitioning as planned (a search's winner may
   /// place every value from the low end where the options allow both).
   bool twoEndedPartitioning = true;
@@ -299,6 +317,10 @@ struct Plan {
   std::vector<Instruction> instructions;
   PlanStats stats;
 };
+
+/// The lessons simulate()'s first replay starts from: options.lessons, or
+/// none learned yet (the values options.scheduledRetention keeps retained).
+LearnedLessons firstLessons(const Graph &graph, const PlanOptions &options);
 
 /// The online policy's plan: replays a finalized graph through a simulated
 /// arena of exactly options.budgetBytes, addresses from its best fit. Fails
