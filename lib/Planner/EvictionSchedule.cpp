@@ -767,7 +767,8 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
     }
     absent_[gap.value].push_back(int32_t(chosen_.size()));
     profile.add(gap.from + 1, bestPrice.to - 1, -bytes(gap.value));
-    Choice choice = {gap.value, gap.from, bestPrice.to, bestScore, {}, 0, {}, false};
+    Choice choice = {gap.value, gap.from, bestPrice.to, bestScore,
+                     {},        0,        {},           false};
     for (const Rebuild &rebuild : bestPrice.rebuilt)
       if (const int64_t added = addRebuilt(&profile, rebuild))
         choice.rebuilt.push_back({rebuild.at, added});

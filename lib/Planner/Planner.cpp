@@ -1957,7 +1957,7 @@ Status replay(const Graph &graph, const PlanOptions &options,
     if (out->stats.timeLimitReached || out->stats.costBoundReached ||
         out->stats.allocatedBytesBoundReached)
       return first;
-    bool learned = false;
+    bool newLesson = false;
     const OpId failed = simulator.failedOp();
     std::vector<TensorId> toKeep = simulator.evictedInputsOfFailedOp();
     if (options.keepEveryInputOfFailedOp && failed != kNone &&
@@ -1968,18 +1968,18 @@ Status replay(const Graph &graph, const PlanOptions &options,
     for (TensorId t : toKeep)
       if (keepUntil[t] < failed) {
         keepUntil[t] = failed;
-        learned = true;
+        newLesson = true;
       }
     if (lessons.packBarriers)
-      learned |= packLowFromNowOn(graph, simulator.barriersAtFailure(),
-                                  &packLow);
+      newLesson |= packLowFromNowOn(graph, simulator.barriersAtFailure(),
+                                    &packLow);
     if (lessons.retainRebuilt)
       for (auto [value, until] : simulator.deadValuesRebuiltAtFailure())
         if (retainUntil[value] < until) {
           retainUntil[value] = until;
-          learned = true;
+          newLesson = true;
         }
-    if (!learned || attempt + 1 >= kMaxReplays || failed == kNone ||
+    if (!newLesson || attempt + 1 >= kMaxReplays || failed == kNone ||
         !options.learnFromFailures)
       return first;
   }
