@@ -414,6 +414,11 @@ private:
     double upperPerMadeCost = 0;
     /// Scratch for the query: the pieces' score lower bounds.
     std::vector<double> lowerBounds;
+    /// Per piece, taken with lowerBounds: the sum of their bounds over the
+    /// window the two pointers take from it; +infinity where it has none
+    /// in the block, -infinity where the run through it may go on into
+    /// the next (see firstRecordableRun()).
+    std::vector<double> windowBounds;
   };
   /// The copy of `block` of `region`, taken again where it no longer
   /// holds.
@@ -474,12 +479,24 @@ private:
   /// the next block then ends in it, unrecorded.
   bool crossingCostsAtLeast(const Arena &region, size_t block, int64_t size,
                             double threshold);
-  /// Where the last run that starts in `from`'s block at or after `from`
-  /// starts: after the block's last barrier or piece that holds `size`
-  /// bytes alone, read from the block's end back; `from` where there is
-  /// none.
+  /// Where the run through piece `until` of `from`'s block starts (the
+  /// block's size: the last run that starts in the block), at or after
+  /// `from`: after the last barrier or piece that holds `size` bytes alone
+  /// before it, read from `until` back; `from` where there is none.
+  Arena::Iterator runStartBefore(const Arena &region, Arena::Iterator from,
+                                 size_t until, int64_t size);
   Arena::Iterator lastRunStart(const Arena &region, Arena::Iterator from,
-                               int64_t size);
+                               int64_t size) {
+    return runStartBefore(region, from,
+                          region.blockPieces(from.block()).size(), size);
+  }
+  /// At a run's start `from`, in a block whose windows' bounds this search
+  /// took (BlockCopy::windowBounds): the start of the first run from there
+  /// that holds a window whose bound may cost less than `threshold`, or
+  /// that may go on into the next block. The runs before it cannot be
+  /// recorded; `from` where it is not known.
+  Arena::Iterator firstRecordableRun(const Arena &region, Arena::Iterator from,
+                                     int64_t size, double threshold);
   /// DTR, DTE, Coop without window: the single lowest-scoring tensor.
   TensorId chooseLowestScore(const Arena &region);
   /// A walk's values are scattered: the record of the one a few pieces
@@ -951,6 +968,15 @@ bool Simulator::chooseWindow(const Arena &region, int64_t size,
       if (piece == end)
         break;
     }
+    if (bounded) {
+      // Inside a block not passed, the runs whose windows its bounds rule
+      // out are passed too; the next block, if reached so, is asked anew.
+      piece = firstRecordableRun(region, piece, size, cheaperThan(bestCost));
+      if (piece == end)
+        break;
+      if (piece.block() != boundedBlock)
+        continue;
+    }
     double upperCosts = 0;
     double leastDenominator = std::numeric_limits<double>::infinity();
     run_.clear();
@@ -1169,17 +1195,26 @@ double Simulator::lowestWindowBound(BlockCopy &copy, int64_t size,
   double *lowerBounds = copy.lowerBounds.data();
   for (size_t i = 0; i < count; ++i)
     lowerBounds[i] = pieceLowerBound(copy, i, at);
+  copy.windowBounds.assign(count, std::numeric_limits<double>::infinity());
+  double *windowBounds = copy.windowBounds.data();
   double lowest = std::numeric_limits<double>::infinity();
   size_t first = 0;
   *widest = 0;
   auto windowsBefore = [&](size_t cut) {
+    size_t windowless = first; // the first piece with no window from it
     forEachWindowOf(
         cut - first, size, [&](size_t i) { return copy.sizes[first + i]; },
         [&](size_t i) { return lowerBounds[first + i]; },
         [&](double sum, size_t lo, size_t hi) {
           lowest = std::min(lowest, sum);
           *widest = std::max(*widest, hi - lo + 1);
+          windowBounds[first + lo] = sum;
+          windowless = first + lo + 1;
         });
+    // Past the block's last cut, a window may end in the next block.
+    if (cut == count)
+      std::fill(windowBounds + windowless, windowBounds + count,
+                -std::numeric_limits<double>::infinity());
     first = cut + 1;
   };
   for (size_t cut : copy.cuts)
@@ -1352,10 +1387,41 @@ bool Simulator::crossingCostsAtLeast(const Arena &region, size_t block,
                             threshold);
 }
 
-Arena::Iterator Simulator::lastRunStart(const Arena &region,
-                                        Arena::Iterator from, int64_t size) {
+Arena::Iterator Simulator::firstRecordableRun(const Arena &region,
+                                              Arena::Iterator from,
+                                              int64_t size,
+                                              double threshold) {
+  const std::vector<BlockCopy> &copies = blockCopies(region);
+  const size_t block = from.block();
+  if (block >= copies.size() || copies[block].boundsSearch != searches_)
+    return from;
+  // Taken at this search's moment, the bounds still hold (a floor or
+  // chain cost written into the copy since is no lower than the exact
+  // cost). As for a whole block (blockCostsAtLeast()), a window whose
+  // bound is at least the threshold, less the rounding allowance over the
+  // block, cannot be recorded by the run that holds it.
+  const BlockCopy &copy = copies[block];
+  const std::vector<double> &windowBounds = copy.windowBounds;
+  const size_t count = windowBounds.size();
+  const double upperSum =
+      copy.upperFixed + groups_.madeCost() * copy.upperPerMadeCost;
+  size_t first = from.index();
+  while (first < count &&
+         (windowBounds[first] == std::numeric_limits<double>::infinity() ||
+          (windowBounds[first] >= threshold &&
+           slidingSumsAtLeast(windowBounds[first], count, upperSum,
+                              threshold))))
+    ++first;
+  if (first == from.index())
+    return from;
+  return runStartBefore(region, from, first, size);
+}
+
+Arena::Iterator Simulator::runStartBefore(const Arena &region,
+                                          Arena::Iterator from, size_t until,
+                                          int64_t size) {
   const std::vector<Arena::Piece> &pieces = region.blockPieces(from.block());
-  for (size_t i = pieces.size(); i-- > from.index();) {
+  for (size_t i = until; i-- > from.index();) {
     ++plan_.stats.piecesScanned;
     const Arena::Piece &p = pieces[i];
     const bool victim = p.owner == Arena::kFree ||
