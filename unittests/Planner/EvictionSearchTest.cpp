@@ -145,11 +145,13 @@ TEST(EvictionSearch, PassedBlocksKeepTheReferenceVictims) {
     }
     // The reference reads every piece above the persistent state on each
     // search; at the looser budgets the bounded search reads, copies
-    // included, about two thirds as many. Some blocks are passed on the
-    // bounds of their windows taken at an earlier search, unread: the
-    // victims above are the reference's all the same.
+    // included, under 55 % as many (about two thirds before the walk
+    // passed the runs, inside blocks it cannot pass, whose windows the
+    // blocks' bounds rule out). Some blocks are passed on the bounds of
+    // their windows taken at an earlier search, unread: the victims above
+    // are the reference's all the same.
     EXPECT_EQ(loose.evictingPlans, loose.plans);
-    EXPECT_LT(4 * loose.boundedScanned, 3 * loose.referenceScanned);
+    EXPECT_LT(20 * loose.boundedScanned, 11 * loose.referenceScanned);
     EXPECT_GT(loose.blocksPassedUnread, 0);
   }
 }
