@@ -536,13 +536,15 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
 /// - by section inference: in a section, the unplaced buffers lie at or
 ///   above the least of their floors, and above the last placement if
 ///   that is higher (or as high and beginning later: the order has passed
-///   them), so that plus their total size must fit the capacity;
+///   them), so that plus their total size must fit the capacity; and, where
+///   a placement raised floors, the same at higher levels (levelsOverflow);
 /// - by dominance: a buffer whose floor is at or above the top another
 ///   unplaced buffer would have at its own floor is not placed next (that
 ///   one fits entirely below it, and would be placed first);
 /// - by remembering the states (placed set and floors) that failed;
 /// and splits the search where no unplaced buffer crosses a section
-/// boundary any more: the two sides are then independent. In a part full
+/// boundary any more: the two sides are then independent. A node is a
+/// descent or a placement the inference rejects. In a part full
 /// nearly everywhere, it tries last the candidates that would leave a
 /// section at their floor with nothing to cover it, and first those whose
 /// top is level with a neighbouring section's skyline (preferTimeFits).
@@ -818,12 +820,17 @@ private:
         continue;
       const size_t mark = placements_.size();
       place(c.buffer, c.floor);
-      if (fits(lo, hi, c.floor, p_.begin[c.buffer]) &&
-          descendAfterCuts(lo, hi, unplaced, p_.begin[c.buffer],
-                           p_.end[c.buffer], c.floor, p_.begin[c.buffer]))
+      const bool feasible = fits(lo, hi, c.floor, p_.begin[c.buffer]);
+      if (feasible && descendAfterCuts(lo, hi, unplaced, p_.begin[c.buffer],
+                                     p_.end[c.buffer], c.floor,
+                                     p_.begin[c.buffer]))
         return true;
       undoTo(mark);
-      if (outOfNodes_)
+      // A placement the inference rejects costs a node too: else a node
+      // whose candidates are placed and undone one after another has no
+      // bound on its CPU (one probe on a perfect set of 500 buffers took
+      // 43 us a node against 5 elsewhere, with levelsOverflow).
+      if ((!feasible && outOfBudget()) || outOfNodes_)
         return false;
     }
     failed_.insert(key);
@@ -938,7 +945,53 @@ private:
       if (lowest + unplacedUnits_[s] > capacity_)
         return false;
     }
-    return true;
+    return !levelsOverflow(lo, hi, offset, begin);
+  }
+
+  /// The section inference at more levels than the least floor, where the
+  /// last placement (at `offset`, beginning in `begin`) raised floors. An
+  /// unplaced buffer lies at or above its level (its floor, or above
+  /// `offset` where the order has passed it), so for every level t, t plus
+  /// the units of the buffers at or above t must fit; fits() checks the
+  /// least level only, which misses a well: a section low between higher
+  /// neighbours whose buffers mostly reach into them, and so lie above the
+  /// well's walls, with too few confined to fill it. Checked at two
+  /// levels: the least above the section's slack (capacity minus its
+  /// unplaced units: a lower level has every unplaced unit above it) and
+  /// the placement's top, over the sections the buffers it raised span,
+  /// where that top is above the slack (elsewhere no level rose past it).
+  /// Sound, so the search stays complete; on perfect sets of 200 and 500
+  /// buffers it rejects 17-24 % of the placements checked.
+  bool levelsOverflow(int32_t lo, int32_t hi, int64_t offset,
+                      int32_t begin) const {
+    const Placement &last = placements_.back();
+    const int64_t top = offset + p_.size[last.buffer];
+    int32_t from = hi + 1, to = lo - 1;
+    for (size_t k = last.floorMark; k < floorTrail_.size(); ++k) {
+      from = std::min(from, p_.begin[floorTrail_[k].first]);
+      to = std::max(to, p_.end[floorTrail_[k].first]);
+    }
+    for (int32_t s = std::max(lo, from); s <= std::min(hi, to); ++s) {
+      const int64_t slack = capacity_ - unplacedUnits_[s];
+      if (unplacedUnits_[s] == 0 || top <= slack)
+        continue;
+      int64_t leastHigh = std::numeric_limits<int64_t>::max();
+      int64_t highUnits = 0, unitsAtTop = 0;
+      for (int32_t o : unplacedIn_[s]) {
+        const bool ahead = floor_[o] > offset ||
+                           (floor_[o] == offset && p_.begin[o] > begin);
+        const int64_t level = ahead ? floor_[o] : offset + 1;
+        if (level > slack) {
+          leastHigh = std::min(leastHigh, level);
+          highUnits += p_.size[o];
+        }
+        if (level >= top)
+          unitsAtTop += p_.size[o];
+      }
+      if (leastHigh + highUnits > capacity_ || top + unitsAtTop > capacity_)
+        return true;
+    }
+    return false;
   }
 
   /// A bound on fits() after placing b at `at`, from the state before:

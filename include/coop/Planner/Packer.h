@@ -32,9 +32,10 @@ struct PackBuffer {
 struct PackOptions {
   /// Every offset is a multiple of this; sizes are rounded up to it.
   int64_t alignment = 1;
-  /// Nodes the exact search may visit in all (0: heuristics only). A node
-  /// limit, not a time limit, so that the result is deterministic. 170,000
-  /// nodes take about the CPU time 100,000 did before a node got cheaper.
+  /// Nodes the exact search may visit in all (0: heuristics only): its
+  /// descents and the placements its inference rejects. A node limit, not
+  /// a time limit, so that the result is deterministic. 170,000 nodes take
+  /// about the CPU time 100,000 did before a node got cheaper.
   int64_t searchNodeLimit = 170000;
   /// Independent parts of the timeline with more buffers than this get
   /// no exact search (a node costs time linear in the part) and only the
