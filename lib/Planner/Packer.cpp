@@ -15,6 +15,8 @@
 
 #include "coop/Planner/Packer.h"
 
+#include "PackRepair.h"
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -1326,6 +1328,28 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
           best = std::move(found);
         }
         result->searchNodes += search.nodes();
+      }
+      // A part too large for the exact search: a windowed repair of the
+      // better of the greedy orders' packing and the online best fit's
+      // (far lower on a part too dense to list its overlaps), with work in
+      // proportion to the part.
+      if (large && best.peak > goodEnough && targetReachable &&
+          options.searchNodeLimit > 0 && !options.initialOrderOnly) {
+        std::vector<PackBuffer> lifetimes(part.size.size());
+        for (size_t j = 0; j < part.size.size(); ++j)
+          lifetimes[j] = {part.begin[j], part.end[j], part.size[j]};
+        PackResult online;
+        if (packBestFitOnline(lifetimes, 1, &online) &&
+            online.peak < best.peak) {
+          best.offset = std::move(online.offsets);
+          best.peak = online.peak;
+          best.method = online.method;
+        }
+        if (repairPacking(part.begin, part.end, part.size, part.sections,
+                          goodEnough,
+                          kRepairWorkPerBuffer * int64_t(part.ids.size()),
+                          &best.offset, &best.peak))
+          best.method = "repair";
       }
       proved = known >= best.peak;
     }
