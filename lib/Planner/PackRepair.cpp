@@ -12,6 +12,7 @@
 #include "PackRepair.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <set>
@@ -141,11 +142,17 @@ private:
                        lifted_.end(), higher);
       lifted_.resize(kMaxLifted);
     }
-    // The rest stay: by offset, as the placements scan them.
+    // The lifted buffers go back no lower than the lowest of them, so only
+    // the rest reaching above that are in the way: by offset, as the
+    // placements scan them.
+    int64_t bottom = std::numeric_limits<int64_t>::max();
+    for (int32_t b : lifted_)
+      bottom = std::min(bottom, offset_[b]);
     std::sort(lifted_.begin(), lifted_.end());
     occupants_.clear();
     for (int32_t b : window_)
-      if (!std::binary_search(lifted_.begin(), lifted_.end(), b))
+      if (top(b) > bottom &&
+          !std::binary_search(lifted_.begin(), lifted_.end(), b))
         occupants_.push_back({offset_[b], top(b), begin_[b], end_[b]});
     std::sort(occupants_.begin(), occupants_.end());
 
@@ -161,7 +168,7 @@ private:
     int64_t newHighest = 0;
     double newWeight = 0;
     for (int32_t b : lifted_) {
-      const int64_t at = lowestClear(b);
+      const int64_t at = lowestClear(b, bottom);
       if (at + size_[b] > oldHighest)
         return;
       newHighest = std::max(newHighest, at + size_[b]);
@@ -219,9 +226,10 @@ private:
       lifted_[i] = keyed[i].second;
   }
 
-  /// The lowest offset where `b` clears every occupant alive with it.
-  int64_t lowestClear(int32_t b) {
-    int64_t cursor = 0;
+  /// The lowest offset from `bottom` up where `b` clears every occupant
+  /// alive with it.
+  int64_t lowestClear(int32_t b, int64_t bottom) {
+    int64_t cursor = bottom;
     work_ += int64_t(occupants_.size());
     for (const Occupant &o : occupants_) {
       if (o.end < begin_[b] || end_[b] < o.begin)

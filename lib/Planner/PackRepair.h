@@ -22,11 +22,12 @@ constexpr int64_t kRepairWorkPerBuffer = 1000;
 /// is the highest top) towards `goal` by a large-neighbourhood search:
 /// around a buffer at the peak, the highest buffers that lie entirely
 /// inside a window of sections are lifted out and placed again, in one of
-/// several orders, each at the lowest offset clear of every buffer alive
-/// with it; the move is kept when their highest top falls (or stays and
-/// they sit lower). Never raises the peak, deterministic, and stops after
-/// about `workLimit` steps (a step checks one placed buffer against one to
-/// place). Returns whether the peak fell.
+/// several orders, each at the lowest offset, no lower than the lowest of
+/// them, clear of every buffer alive with it; the move is kept when their
+/// highest top falls (or stays and they sit lower). Never raises the
+/// peak, deterministic, and stops after about `workLimit` steps (a step:
+/// a buffer collected into a window, or checked against one to place).
+/// Returns whether the peak fell.
 bool repairPacking(const std::vector<int32_t> &begin,
                    const std::vector<int32_t> &end,
                    const std::vector<int64_t> &size, int32_t sections,
