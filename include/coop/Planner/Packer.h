@@ -6,7 +6,9 @@
 // mark (dynamic storage allocation). It runs several greedy orders (by
 // size, by breadth, by contention, by lifetime), keeps the best, then, when
 // that is above the max-live lower bound, searches canonical solutions
-// exactly within a node limit. See docs/planner.md, "Offline packing".
+// exactly within a node limit, or, in a part too large for that, places
+// the highest buffers around its peak again, window by window. See
+// docs/planner.md, "Offline packing".
 //
 // No MLIR dependency.
 //
@@ -38,8 +40,10 @@ struct PackOptions {
   /// about the CPU time 100,000 did before a node got cheaper.
   int64_t searchNodeLimit = 170000;
   /// Independent parts of the timeline with more buffers than this get
-  /// no exact search (a node costs time linear in the part) and only the
-  /// strongest greedy orders (each costs time linear in the overlaps).
+  /// no exact search (a node costs time linear in the part), only the
+  /// strongest greedy orders (each costs time linear in the overlaps) and
+  /// a windowed repair of the best (work linear in the part; none when
+  /// searchNodeLimit is 0).
   int64_t searchMaxBuffers = 2000;
   /// Stop improving once the peak is at most this many bytes (0: only at
   /// the lower bound); no exact search when the lower bound is above it.
