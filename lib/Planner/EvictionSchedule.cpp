@@ -238,7 +238,6 @@ public:
         readAt_(graph.tensors.size()), rerunBy_(graph.ops.size()),
         rebuiltBefore_(graph.ops.size(), 0),
         chainStamp_(graph.ops.size(), 0), inChain_(graph.tensors.size(), 0),
-        ordered_(graph.tensors.size(), 0),
         readsLeft_(graph.tensors.size(), 0) {
     values_.reserve(graph.tensors.size());
     for (size_t i = 0; i < graph.tensors.size(); ++i)
@@ -332,16 +331,15 @@ private:
   std::vector<std::pair<TensorId, bool>> pending_;
   /// The values the recomputation being priced rebuilds (one per op).
   std::vector<TensorId> chain_;
-  /// Per value: the chain_ it is in (chainEpoch_), whether closureHeld()
-  /// has ordered it, and the reads of it left there.
-  std::vector<uint32_t> inChain_, ordered_;
+  /// Per value: the chain_ it is in (chainEpoch_), and the reads of it
+  /// left there.
+  std::vector<uint32_t> inChain_;
   std::vector<int32_t> readsLeft_;
-  /// closureHeld()'s order and stack, kept for their capacity.
+  /// closureHeld()'s order, kept for its capacity.
   std::vector<TensorId> order_;
-  std::vector<std::pair<TensorId, size_t>> visit_;
   /// The most bytes chain_ holds at once, run in the simulator's order
-  /// (each op after those of its inputs, depth first) before op `at`,
-  /// each rebuilt value freed after its last read there.
+  /// (the step's) before op `at`, each rebuilt value freed after its last
+  /// read there.
   int64_t closureHeld(TensorId root, OpId at);
   /// The values whose residency the price being made has looked at.
   std::vector<TensorId> looked_;
@@ -493,25 +491,11 @@ int64_t Scheduler::closureHeld(TensorId root, OpId at) {
   for (TensorId t : chain_)
     for (TensorId in : a_.recomputeReads[values_[t].producer])
       readsLeft_[in] += rebuilt(in);
-  order_.clear();
-  visit_.assign(1, {root, 0});
-  ordered_[root] = chainEpoch_;
-  while (!visit_.empty()) {
-    auto &[t, next] = visit_.back();
-    const std::vector<TensorId> &reads =
-        a_.recomputeReads[values_[t].producer];
-    while (next < reads.size() &&
-           (!rebuilt(reads[next]) || ordered_[reads[next]] == chainEpoch_))
-      ++next;
-    if (next == reads.size()) {
-      order_.push_back(t);
-      visit_.pop_back();
-      continue;
-    }
-    const TensorId in = reads[next++];
-    ordered_[in] = chainEpoch_;
-    visit_.push_back({in, 0});
-  }
+  // The simulator's order (PlanOptions::evictClosureValues): the step's.
+  order_ = chain_;
+  std::sort(order_.begin(), order_.end(), [&](TensorId a, TensorId b) {
+    return values_[a].producer < values_[b].producer;
+  });
   int64_t live = 0, most = 0;
   for (TensorId t : order_) {
     const OpId producer = values_[t].producer;

@@ -29,8 +29,8 @@ enum class RebuiltBytes {
   /// the most one op's output and its rebuilt inputs take. Near the floor,
   /// where the margin is more than there is, it reaches lower peaks.
   HeldAtOnce,
-  /// What the simulator's closure holds, op by op in its order (each op
-  /// after those of its inputs, depth first; a rebuilt value freed after
+  /// What the simulator's closure holds, op by op in its order (the
+  /// step's, PlanOptions::evictClosureValues; a rebuilt value freed after
   /// its last read there, an output written in place over a rebuilt input
   /// it reads last taking that buffer over, other outputs freed at once),
   /// less the value the recomputation is for, which the profile has there

@@ -1723,6 +1723,13 @@ void Simulator::consumeReads(OpId op) {
       drop(in, InstructionKind::Evict);
   }
   freeUnwantedSiblings(op, kNone);
+  // Outputs that neither the rest of the closure nor the current op read
+  // (a max-pool's indices, rebuilt with its output) go at once, not after
+  // the op: the schedule counts them only while their producer runs.
+  if (options_.evictClosureValues && !recursiveClosures_)
+    for (TensorId out : g_.ops[op].outputs)
+      if (a_.content[out] == out && evictableNow(out))
+        drop(out, InstructionKind::Evict);
 }
 
 void Simulator::letGo(TensorId content) {
@@ -1798,6 +1805,11 @@ Status Simulator::runOp(OpId k) {
       if (!st)
         return st;
     }
+    // Listed depth first, a chain of residual blocks runs every block's
+    // branch before the first add and holds every branch's output at
+    // once; in the step's order each block ends before the next starts.
+    if (options_.evictClosureValues)
+      std::sort(closure_.begin(), closure_.end());
     for (OpId p : closure_)
       for (TensorId in : a_.recomputeReads[p])
         hold(in);

@@ -137,7 +137,10 @@ struct PlanOptions {
   /// After an op, the values its closure rebuilt for it, other than its
   /// own operands, are evicted again (they come back at their next read),
   /// as evictions scheduled counting RebuiltBytes::HeldAtOnce assume;
-  /// off: they stay resident until the policy evicts them.
+  /// off: they stay resident until the policy evicts them. On, the closure
+  /// also runs in the step's order, and a rebuilt output that nothing
+  /// there reads any more goes as soon as its producer has run, as
+  /// RebuiltBytes::HeldInTurn counts.
   bool evictClosureValues = false;
   /// The packer's exact-search nodes per repacked plan (PackOptions).
   int64_t packingNodeLimit = 2000;
