@@ -10,13 +10,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "PackRepair.h"
+#include "PlacedByOffset.h"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
 #include <random>
 #include <set>
-#include <tuple>
 #include <utility>
 
 namespace coop::planner {
@@ -153,8 +153,7 @@ private:
     for (int32_t b : window_)
       if (top(b) > bottom &&
           !std::binary_search(lifted_.begin(), lifted_.end(), b))
-        occupants_.push_back({offset_[b], top(b), begin_[b], end_[b]});
-    std::sort(occupants_.begin(), occupants_.end());
+        occupants_.insert({offset_[b], top(b), begin_[b], end_[b], b});
 
     int64_t oldHighest = 0;
     double oldWeight = 0;
@@ -173,9 +172,7 @@ private:
         return;
       newHighest = std::max(newHighest, at + size_[b]);
       newWeight += double(length(b)) * double(at + size_[b]);
-      const Occupant o{at, at + size_[b], begin_[b], end_[b]};
-      occupants_.insert(
-          std::upper_bound(occupants_.begin(), occupants_.end(), o), o);
+      occupants_.insert({at, at + size_[b], begin_[b], end_[b], b});
       placed_.push_back({b, at});
     }
     // Lower at the top, else lower in all: space-time weighted tops.
@@ -231,24 +228,16 @@ private:
   int64_t lowestClear(int32_t b, int64_t bottom) {
     int64_t cursor = bottom;
     work_ += int64_t(occupants_.size());
-    for (const Occupant &o : occupants_) {
+    occupants_.visitInOrder([&](const PlacedByOffset::Record &o) {
       if (o.end < begin_[b] || end_[b] < o.begin)
-        continue;
+        return false;
       if (o.offset - cursor >= size_[b])
-        break;
+        return true;
       cursor = std::max(cursor, o.top);
-    }
+      return false;
+    });
     return cursor;
   }
-
-  struct Occupant {
-    int64_t offset, top;
-    int32_t begin, end;
-    bool operator<(const Occupant &other) const {
-      return std::tie(offset, top, begin, end) <
-             std::tie(other.offset, other.top, other.begin, other.end);
-    }
-  };
 
   const std::vector<int32_t> &begin_, &end_;
   const std::vector<int64_t> &size_;
@@ -262,7 +251,7 @@ private:
   std::mt19937_64 random_; // default seed: deterministic
   // Scratch per window.
   std::vector<int32_t> window_, lifted_;
-  std::vector<Occupant> occupants_;
+  PlacedByOffset occupants_;
   std::vector<std::pair<int32_t, int64_t>> placed_;
 };
 

@@ -14,7 +14,6 @@
 namespace coop::planner {
 
 /// Work the repair of a part may do per buffer of the part.
-/// Work the repair of a part may do per buffer of the part.
 constexpr int64_t kRepairWorkPerBuffer = 1000;
 
 /// Lowers the peak of a packing of one part (per buffer: first and last
