@@ -45,6 +45,15 @@ constexpr int64_t kMaxListedOverlaps = 20'000'000;
 constexpr int64_t kNodesPerBuffer = 4;
 constexpr int64_t kNodesPerBufferWhenFull = 3;
 
+/// Each capacity the bisection probes gets this share of the nodes left,
+/// and in a part full nearly everywhere the smaller one: there the bound is
+/// seldom reached past a hundred buffers and a probe that runs out of nodes
+/// finds nothing, so the nodes go to the capacities above it (on perfect
+/// sets of 200 / 500 buffers, 60 seeds, 1.0411 / 1.0573 of the lower bound
+/// against 1.0461 / 1.0588 with a third).
+constexpr int64_t kProbeShare = 3;
+constexpr int64_t kProbeShareWhenFull = 8;
+
 /// Every other restart of the exact search ranks buffers by space-time area
 /// times a random factor in [1, 1 + kRestartNoise].
 constexpr double kRestartNoise = 2.0;
@@ -591,6 +600,10 @@ public:
 
   int64_t nodes() const { return nodes_; }
   int64_t nodesLeft() const { return std::max<int64_t>(0, nodeLimit_ - nodes_); }
+  /// The nodes one capacity of the bisection may visit.
+  int64_t probeNodes() const {
+    return nodesLeft() / (nearlyFull_ ? kProbeShareWhenFull : kProbeShare) + 1;
+  }
 
 private:
   /// A buffer descend may place next, at its floor.
@@ -1307,7 +1320,7 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
           const int64_t capacity =
               first ? tried : multiple(tried + (best.peak - 1 - tried) / 2);
           Packing found;
-          switch (search.run(capacity, search.nodesLeft() / 3 + 1, &found)) {
+          switch (search.run(capacity, search.probeNodes(), &found)) {
           case CanonicalSearch::Outcome::Found:
             best = std::move(found);
             break;

@@ -516,13 +516,14 @@ TEST(PackerPropertyTest, WindowedRepairLowersLargeParts) {
 // noise, the nodes the bisection leaves go on searching one step below the
 // best, and in a part full nearly everywhere the search prefers candidates
 // that leave no section at their floor uncoverable, with shorter attempts,
-// and of the others those level with their neighbours first: on these
-// perfect sets of 200 buffers the mean peak is 1.041x the capacity with
-// the default 170,000 nodes and the section inference at more levels
-// (1.044x before it, 1.055x without the level preference, 1.058x with
-// 100,000 nodes; 1.067x without either preference, 1.076x with the
-// restarts alone), where restarts that all broke ties uniformly at random
-// reached 1.095x. The node limit, not the clock, bounds the search, so the
+// and of the others those level with their neighbours first, and there
+// each capacity the bisection probes gets an eighth of the nodes left: on
+// these perfect sets of 200 buffers the mean peak is 1.038x the capacity
+// with the default 170,000 nodes (1.041x with a third a probe, 1.044x
+// without the section inference at more levels, 1.055x without the level
+// preference, 1.058x with 100,000 nodes; 1.067x without either preference,
+// 1.076x with the restarts alone), where restarts that all broke ties
+// uniformly at random reached 1.095x. The node limit, not the clock, bounds the search, so the
 // figure is the same on every machine.
 TEST(PackerPropertyTest, PerfectSetsOf200BuffersStayClose) {
   double ratio = 0;
@@ -533,7 +534,7 @@ TEST(PackerPropertyTest, PerfectSetsOf200BuffersStayClose) {
     const PackResult r = checkProperties(set, PackOptions());
     ratio += double(r.peak) / double(set.capacity) / seeds;
   }
-  EXPECT_LE(ratio, 1.045);
+  EXPECT_LE(ratio, 1.040);
   std::printf("perfect sets of 200 buffers: mean peak %.3fx capacity\n", ratio);
 }
 
