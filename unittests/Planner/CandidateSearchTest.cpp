@@ -681,6 +681,44 @@ TEST(CandidateSearch, EvictsClosureValuesAgain) {
   EXPECT_LT(evictA, indexOfOp(evicted, InstructionKind::Run, step.makeC));
 }
 
+/// Two residual branches off x: h1 with the first block's sum s1, then h2.
+/// The last op reads h2 first, then s1, both dropped after the forward
+/// read them. Listed depth first, its closure rebuilds h2 before h1 and s1
+/// and holds both branch outputs at once; evicting closure values again,
+/// it runs in the step's order, h1 gone once s1 is rebuilt, before h2.
+TEST(CandidateSearch, ClosureValuesEvictedAgainRunInStepOrder) {
+  Graph g;
+  const TensorId x = g.addArgument("x", 10, TensorRole::Input);
+  const OpId makeH1 = g.addOp("aten.exp", {x}, {40}, {}, 1.0);
+  const TensorId h1 = g.ops[makeH1].outputs[0];
+  const OpId makeS1 = g.addOp("aten.add", {h1, x}, {40}, {}, 1.0);
+  const TensorId s1 = g.ops[makeS1].outputs[0];
+  const OpId makeH2 = g.addOp("aten.sin", {x}, {40}, {}, 1.0);
+  const TensorId h2 = g.ops[makeH2].outputs[0];
+  const OpId forward = g.addOp("aten.mul", {h2, s1}, {1}, {}, 1.0);
+  const TensorId y = g.ops[forward].outputs[0];
+  const TensorId z = g.ops[g.addOp("aten.cos", {y}, {1}, {}, 1.0)].outputs[0];
+  g.markStepOutput(
+      g.ops[g.addOp("aten.mul", {h2, s1, z}, {1}, {}, 1.0)].outputs[0]);
+  ASSERT_OK(g.finalize());
+  PlanOptions o = byteOptions(Policy::Lookahead, 1000);
+  auto schedule = std::make_shared<EvictionSchedule>(g.ops.size());
+  (*schedule)[forward] = {h2, s1};
+  o.scheduledEvictions = schedule;
+  Plan depthFirst, stepOrder;
+  ASSERT_OK(planAndVerify(g, o, &depthFirst, simulate));
+  o.evictClosureValues = true;
+  ASSERT_OK(planAndVerify(g, o, &stepOrder, simulate));
+  EXPECT_LT(indexOfOp(depthFirst, InstructionKind::Recompute, makeH2),
+            indexOfOp(depthFirst, InstructionKind::Recompute, makeH1));
+  EXPECT_LT(indexOfOp(stepOrder, InstructionKind::Recompute, makeS1),
+            indexOfOp(stepOrder, InstructionKind::Recompute, makeH2));
+  // x, z, h2, h1 and s1 while s1 is rebuilt; at most x, z, s1, h2 and the
+  // last op's output in the step's order (x, s1, h2 and y in the forward).
+  EXPECT_EQ(depthFirst.stats.peakAllocatedBytes, 131);
+  EXPECT_EQ(stepOrder.stats.peakAllocatedBytes, 92);
+}
+
 /// Each schedule counting what is held has a twin that evicts closure
 /// values again: it follows the same schedule, right after it in the quick
 /// round, and never runs where its original did not.
