@@ -523,8 +523,8 @@ TEST(PackerPropertyTest, WindowedRepairLowersLargeParts) {
 // without the section inference at more levels, 1.055x without the level
 // preference, 1.058x with 100,000 nodes; 1.067x without either preference,
 // 1.076x with the restarts alone), where restarts that all broke ties
-// uniformly at random reached 1.095x. The node limit, not the clock, bounds the search, so the
-// figure is the same on every machine.
+// uniformly at random reached 1.095x. The node limit, not the clock,
+// bounds the search, so the figure is the same on every machine.
 TEST(PackerPropertyTest, PerfectSetsOf200BuffersStayClose) {
   double ratio = 0;
   const int seeds = 4;
