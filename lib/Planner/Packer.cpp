@@ -834,12 +834,15 @@ private:
   /// section whose skyline is at most the level has a cell there, which a
   /// candidate at that floor alive in the section covers or which stays a
   /// hole (the buffers alive there then rest on later placements, above the
-  /// level). It branches on the open cell with the fewest candidates (one
-  /// with none is a hole at once), over them and then over the hole. Every
-  /// packing with each buffer dropped as low as it goes is still reached,
-  /// so the search stays complete; the canonical order is the special case
-  /// that always takes the earliest cell. `level` is that of the last
-  /// placement or hole.
+  /// level). It branches on the open cell with the fewest options (one
+  /// with no candidate is a hole at once), over its candidates and then
+  /// over the hole. Every packing with each buffer dropped as low as it
+  /// goes is still reached, so the search stays complete; the canonical
+  /// order is the special case that always takes the earliest cell. On
+  /// perfect sets of 100 / 200 / 500 buffers the mean peak falls from
+  /// 1.0057 / 1.0397 / 1.0579 to 1.0052 / 1.0255 / 1.0394 of the lower
+  /// bound, at less CPU (bench/packing/results.md). `level` is that of the
+  /// last placement or hole.
   bool descendByCells(int32_t lo, int32_t hi, std::vector<int32_t> &unplaced,
                       int64_t lowestTop, int64_t level) {
     std::vector<Candidate> &candidates =
