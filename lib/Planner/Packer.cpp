@@ -37,11 +37,12 @@ namespace {
 constexpr int64_t kMaxListedOverlaps = 20'000'000;
 
 /// Nodes per buffer that each attempt of the exact search may visit, and
-/// in a part full nearly everywhere (see kFullShare), where the candidate
-/// order in time makes each dive better and more restarts pay: on perfect
-/// sets of 200 / 500 buffers 1.0600 / 1.0820 of the lower bound against
-/// 1.0613 / 1.0838 with 4 (2: 1.0598 / 1.0806 but 1.0182 against 1.0151
-/// at 100; in every part, 2 or 3 lost packings of random and mixed sets).
+/// in a part full nearly everywhere (see kFullShare), where each dive is
+/// better and more restarts pay: on perfect sets of 200 / 500 buffers
+/// 1.0600 / 1.0820 of the lower bound against 1.0613 / 1.0838 with 4
+/// (measured with the candidate order the search by cells replaced; there
+/// 2 or 6 are within the seeds' noise; in every part, 2 or 3 lost packings
+/// of random and mixed sets).
 constexpr int64_t kNodesPerBuffer = 4;
 constexpr int64_t kNodesPerBufferWhenFull = 3;
 
@@ -66,8 +67,8 @@ constexpr int32_t kNearIncumbentWindow = 8;
 constexpr double kNearIncumbentNoise = 0.3;
 
 /// A part whose sections hold on average at least this share of its most
-/// live units is full nearly everywhere: there the exact search prefers
-/// candidates that leave no section at their floor uncoverable.
+/// live units is full nearly everywhere: there the exact search branches
+/// on the most constrained cell (descendByCells).
 constexpr double kFullShare = 0.9;
 
 std::string describeBuffer(const std::vector<PackBuffer> &buffers, size_t i) {
@@ -512,10 +513,10 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
 /// - by remembering the states (placed set and floors) that failed;
 /// and splits the search where no unplaced buffer crosses a section
 /// boundary any more: the two sides are then independent. A node is a
-/// descent or a placement the inference rejects. In a part full
-/// nearly everywhere, it tries last the candidates that would leave a
-/// section at their floor with nothing to cover it, and first those whose
-/// top is level with a neighbouring section's skyline (preferTimeFits).
+/// descent or a placement the inference rejects. In a part full nearly
+/// everywhere, it branches instead on the most constrained cell of the
+/// least floor (descendByCells), where every buffer there covers or a hole
+/// is left.
 class CanonicalSearch {
 public:
   CanonicalSearch(const Part &p, const Contention &contention,
@@ -707,6 +708,9 @@ private:
     sectionFloor_.assign(p_.sections, 0);
     skyline_.assign(p_.sections, 0);
     skylineTrail_.clear();
+    holeAt_.assign(p_.sections, -1);
+    holeTrail_.clear();
+    cover_.assign(p_.sections + 1, 0);
     atFloor_.resize(p_.sections);
     for (int32_t s = 0; s < p_.sections; ++s)
       atFloor_[s] = int32_t(unplacedIn_[s].size());
@@ -734,7 +738,8 @@ private:
   }
 
   /// Places the unplaced buffers of `buffers`, which lie in sections
-  /// [lo, hi], each after (lastOffset, lastBegin) in placement order.
+  /// [lo, hi], each after (lastOffset, lastBegin) in placement order (by
+  /// cells: at or above level lastOffset, clear of its holes).
   bool descend(int32_t lo, int32_t hi, const std::vector<int32_t> &buffers,
                int64_t lastOffset, int32_t lastBegin) {
     // The frames on the stack have distinct placement depths, so each
@@ -760,6 +765,8 @@ private:
       return true;
     if (outOfBudget())
       return false;
+    if (nearlyFull_)
+      return descendByCells(lo, hi, unplaced, lowestTop, lastOffset);
     // A candidate at or above another buffer's top at its floor is
     // dominated; one before the last placement in order is not next.
     candidates.clear();
@@ -785,8 +792,6 @@ private:
                   return p_.begin[x.buffer] < p_.begin[y.buffer];
                 return x.rank < y.rank;
               });
-    if (nearlyFull_)
-      preferTimeFits(hi, candidates);
     for (const Candidate &c : candidates) {
       if (!mayFit(lo, hi, c.buffer, c.floor))
         continue;
@@ -822,56 +827,171 @@ private:
                                 double(contention.live.size());
   }
 
-  /// Among the first candidates (lowest floor, earliest section), puts
-  /// last those that would leave a section of the run at their floor with
-  /// nothing to cover it there: a candidate that ends before the run does
-  /// and no unplaced buffer that could go at that floor begins right after
-  /// it. In a part that is full nearly everywhere such a gap is space the
-  /// capacity cannot spare. On perfect sets of 100 / 200 / 500 buffers
-  /// this lowers the mean peak from 1.0167 / 1.0657 / 1.0890 to 1.0151 /
-  /// 1.0613 / 1.0838 of the lower bound. In every part, it also found some
-  /// packings of random and mixed sets and lost others: it is only for
-  /// nearly full parts (bench/packing/results.md).
-  /// Of the others, those whose top is level with the skyline of the
-  /// section before them or after them go first: they extend a flat
-  /// surface instead of starting a step that the buffers above would have
-  /// to match. Mean peaks on perfect sets of 100 / 200 / 500 buffers fall
-  /// from 1.0125 / 1.0560 / 1.0776 to 1.0073 / 1.0480 / 1.0685 of the
-  /// lower bound. A partition, not a sort by step height: the restarts'
-  /// ranks still order each side (sorted, 1.0344 / 1.0685 / 1.0822).
-  void preferTimeFits(int32_t hi, std::vector<Candidate> &candidates) const {
-    const int64_t floor = candidates[0].floor;
-    const int32_t begin = p_.begin[candidates[0].buffer];
-    size_t tied = 1;
-    while (tied < candidates.size() && candidates[tied].floor == floor &&
-           p_.begin[candidates[tied].buffer] == begin)
-      ++tied;
-    if (tied < 2)
-      return;
-    // The run of sections from `begin` whose skyline is at most the floor:
-    // no candidate at this floor reaches past it.
-    int32_t runEnd = begin;
-    while (runEnd < hi && skyline_[runEnd + 1] <= floor)
-      ++runEnd;
-    auto leavesGap = [&](int32_t b) {
-      const int32_t next = p_.end[b] + 1;
-      if (next > runEnd)
+  /// The search in a part full nearly everywhere branches on cells, as
+  /// exact-cover solvers do (Knuth: the column with the fewest options).
+  /// Buffers still go in order of offset, a level at a time (the least
+  /// floor of the candidates), but within a level in any order: each
+  /// section whose skyline is at most the level has a cell there, which a
+  /// candidate at that floor alive in the section covers or which stays a
+  /// hole (the buffers alive there then rest on later placements, above the
+  /// level). It branches on the open cell with the fewest options (one
+  /// with no candidate is a hole at once), over its candidates and then
+  /// over the hole. Every packing with each buffer dropped as low as it
+  /// goes is still reached, so the search stays complete; the canonical
+  /// order is the special case that always takes the earliest cell. On
+  /// perfect sets of 100 / 200 / 500 buffers the mean peak falls from
+  /// 1.0057 / 1.0397 / 1.0579 to 1.0052 / 1.0255 / 1.0394 of the lower
+  /// bound, at less CPU (bench/packing/results.md). `level` is that of the
+  /// last placement or hole.
+  bool descendByCells(int32_t lo, int32_t hi, std::vector<int32_t> &unplaced,
+                      int64_t lowestTop, int64_t level) {
+    std::vector<Candidate> &candidates =
+        candidatesAtDepth_[placements_.size()];
+    candidates.clear();
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (int32_t b : unplaced)
+      if (floor_[b] < lowestTop && floor_[b] >= level &&
+          (floor_[b] > level || !coversHole(b, level))) {
+        candidates.push_back({floor_[b], rank_[b], b});
+        least = std::min(least, floor_[b]);
+      }
+    if (candidates.empty())
+      return false;
+    // Dominance as in descend; a failed state is also keyed by its holes.
+    const uint64_t key =
+        mix(placedHash_ ^ floorHash_ ^
+            mix(uint64_t(level) * 0x100000001B3ull + holesKey(lo, hi, level) +
+                (uint64_t(uint32_t(lo)) << 32) + uint32_t(hi)));
+    if (failed_.count(key))
+      return false;
+    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                    [&](const Candidate &c) {
+                                      return c.floor != least;
+                                    }),
+                     candidates.end());
+    // How many candidates cover each section, by differences.
+    std::fill(cover_.begin() + lo, cover_.begin() + hi + 2, 0);
+    for (const Candidate &c : candidates) {
+      ++cover_[p_.begin[c.buffer]];
+      --cover_[p_.end[c.buffer] + 1];
+    }
+    // The open cell with the fewest options (the hole is one where the
+    // section can spare it), ties to the section with the least slack.
+    const size_t holeMark = holeTrail_.size();
+    int32_t cell = -1, fewest = std::numeric_limits<int32_t>::max();
+    int64_t leastSlack = 0;
+    bool holesFit = true;
+    for (int32_t s = lo, covering = 0; s <= hi; ++s) {
+      covering += cover_[s];
+      if (skyline_[s] > least || holeAt_[s] == least)
+        continue;
+      const int64_t slack = capacity_ - least - unplacedUnits_[s];
+      if (covering == 0) {
+        leaveHole(s, least);
+        holesFit = holesFit && slack >= 1;
+        continue;
+      }
+      const int32_t options = covering + (slack >= 1);
+      if (options < fewest || (options == fewest && slack < leastSlack)) {
+        fewest = options;
+        leastSlack = slack;
+        cell = s;
+      }
+    }
+    if (!holesFit) {
+      undoHoles(holeMark);
+      failed_.insert(key);
+      return false;
+    }
+    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                    [&](const Candidate &c) {
+                                      return p_.begin[c.buffer] > cell ||
+                                             p_.end[c.buffer] < cell;
+                                    }),
+                     candidates.end());
+    std::sort(candidates.begin(), candidates.end(),
+              [](const Candidate &x, const Candidate &y) {
+                return x.rank < y.rank;
+              });
+    preferLevelTops(candidates);
+    for (const Candidate &c : candidates) {
+      if (!mayFit(lo, hi, c.buffer, least))
+        continue;
+      const size_t mark = placements_.size();
+      place(c.buffer, least);
+      const bool feasible = fits(lo, hi, least, -1);
+      if (feasible && descendAfterCuts(lo, hi, unplaced, p_.begin[c.buffer],
+                                       p_.end[c.buffer], least, -1))
+        return true;
+      undoTo(mark);
+      if ((!feasible && outOfBudget()) || outOfNodes_) {
+        undoHoles(holeMark);
         return false;
-      for (int32_t o : unplacedIn_[next])
-        if (p_.begin[o] == next && floor_[o] <= floor)
-          return false;
+      }
+    }
+    // The cell left a hole: this frame's lists are not read past here, so
+    // the call at the same depth may reuse them.
+    leaveHole(cell, least);
+    if (least + 1 + unplacedUnits_[cell] <= capacity_ &&
+        descend(lo, hi, unplaced, least, -1))
       return true;
-    };
-    const auto covering = std::stable_partition(
-        candidates.begin(), candidates.begin() + tied,
-        [&](const Candidate &c) { return !leavesGap(c.buffer); });
-    auto level = [&](int32_t b) {
-      const int64_t top = floor + p_.size[b];
-      return (begin > 0 && skyline_[begin - 1] == top) ||
+    undoHoles(holeMark);
+    if (!outOfNodes_)
+      failed_.insert(key);
+    return false;
+  }
+
+  /// Whether buffer b is alive in a section left a hole at `level`.
+  bool coversHole(int32_t b, int64_t level) const {
+    for (int32_t s = p_.begin[b]; s <= p_.end[b]; ++s)
+      if (holeAt_[s] == level)
+        return true;
+    return false;
+  }
+
+  uint64_t holesKey(int32_t lo, int32_t hi, int64_t level) const {
+    uint64_t key = 0;
+    for (int32_t s = lo; s <= hi; ++s)
+      if (holeAt_[s] == level)
+        key ^= mix(uint64_t(s) + 0x9E3779B97F4A7C15ull);
+    return key;
+  }
+
+  /// The least level of the unplaced buffers in section s while the
+  /// search by cells is at `level`: where the section is a hole there,
+  /// those alive in it rest on later placements.
+  int64_t levelAbove(int32_t s, int64_t level) const {
+    return sectionFloor_[s] > level ? sectionFloor_[s]
+           : holeAt_[s] == level    ? level + 1
+                                    : level;
+  }
+
+  void leaveHole(int32_t s, int64_t level) {
+    holeTrail_.push_back({s, holeAt_[s]});
+    holeAt_[s] = level;
+  }
+
+  void undoHoles(size_t mark) {
+    for (size_t k = holeTrail_.size(); k-- > mark;)
+      holeAt_[holeTrail_[k].first] = holeTrail_[k].second;
+    holeTrail_.resize(mark);
+  }
+
+  /// Puts first the candidates (all at one floor) whose top is level with
+  /// the skyline of the section just before or just after them: they
+  /// extend a flat surface instead of starting a step that the buffers
+  /// above would have to match (on perfect sets of 200 / 500 buffers
+  /// 1.0265 / 1.0405 of the lower bound against 1.0430 / 1.0558 without).
+  /// A partition, not a sort by step height: the restarts' ranks still
+  /// order each side.
+  void preferLevelTops(std::vector<Candidate> &candidates) const {
+    auto level = [&](const Candidate &c) {
+      const int32_t b = c.buffer;
+      const int64_t top = c.floor + p_.size[b];
+      return (p_.begin[b] > 0 && skyline_[p_.begin[b] - 1] == top) ||
              (p_.end[b] + 1 < p_.sections && skyline_[p_.end[b] + 1] == top);
     };
-    std::stable_partition(candidates.begin(), covering,
-                          [&](const Candidate &c) { return level(c.buffer); });
+    std::stable_partition(candidates.begin(), candidates.end(), level);
   }
 
   /// Where no unplaced buffer crosses a boundary between sections `from`
@@ -887,15 +1007,17 @@ private:
     if (cuts.empty())
       return descend(lo, hi, buffers, offset, lastBegin);
     cuts.push_back(hi);
-    const size_t mark = placements_.size();
+    const size_t mark = placements_.size(), holeMark = holeTrail_.size();
     int32_t sideBegin = lo;
     for (int32_t sideEnd : cuts) {
       std::vector<int32_t> side;
       for (int32_t o : buffers)
         if (offset_[o] < 0 && p_.begin[o] >= sideBegin && p_.end[o] <= sideEnd)
           side.push_back(o);
-      if (!descend(sideBegin, sideEnd, side, 0, -1)) {
+      // The search by cells goes on at its level, with its holes.
+      if (!descend(sideBegin, sideEnd, side, nearlyFull_ ? offset : 0, -1)) {
         undoTo(mark);
+        undoHoles(holeMark);
         return false;
       }
       sideBegin = sideEnd + 1;
@@ -905,15 +1027,18 @@ private:
 
   /// Section inference over [lo, hi] after a placement at `offset` that
   /// begins in section `begin`. A buffer that would come before it in
-  /// placement order (below `offset`, or at it and beginning earlier) can
-  /// no longer go where its floor is: it will rest on a later placement.
+  /// placement order (below `offset`, or at it and beginning earlier; by
+  /// cells, in a hole at `offset`) can no longer go where its floor is: it
+  /// will rest on a later placement.
   bool fits(int32_t lo, int32_t hi, int64_t offset, int32_t begin) const {
     for (int32_t s = lo; s <= hi; ++s) {
       if (unplacedUnits_[s] == 0)
         continue;
       const bool passed = sectionFloor_[s] < offset ||
                           (sectionFloor_[s] == offset && s < begin);
-      const int64_t lowest = passed ? offset + 1 : sectionFloor_[s];
+      const int64_t lowest = nearlyFull_ ? levelAbove(s, offset)
+                             : passed    ? offset + 1
+                                         : sectionFloor_[s];
       if (lowest + unplacedUnits_[s] > capacity_)
         return false;
     }
@@ -950,8 +1075,10 @@ private:
       int64_t leastHigh = std::numeric_limits<int64_t>::max();
       int64_t highUnits = 0, unitsAtTop = 0;
       for (int32_t o : unplacedIn_[s]) {
-        const bool ahead = floor_[o] > offset ||
-                           (floor_[o] == offset && p_.begin[o] > begin);
+        const bool ahead =
+            floor_[o] > offset ||
+            (floor_[o] == offset &&
+             (nearlyFull_ ? holeAt_[s] != offset : p_.begin[o] > begin));
         const int64_t level = ahead ? floor_[o] : offset + 1;
         if (level > slack) {
           leastHigh = std::min(leastHigh, level);
@@ -978,6 +1105,7 @@ private:
         continue;
       const int64_t lowest =
           alive                   ? std::max(sectionFloor_[s], at + p_.size[b])
+          : nearlyFull_           ? levelAbove(s, at)
           : sectionFloor_[s] > at ? sectionFloor_[s]
           : s < p_.begin[b]       ? at + 1
                                   : at;
@@ -1175,6 +1303,11 @@ private:
   /// only in a nearly full part), and its old values.
   std::vector<int64_t> skyline_;
   std::vector<std::pair<int32_t, int64_t>> skylineTrail_;
+  /// Per section, the level at which the search by cells left it a hole
+  /// (-1: none yet), and its old values; scratch: candidates per section.
+  std::vector<int64_t> holeAt_;
+  std::vector<std::pair<int32_t, int64_t>> holeTrail_;
+  std::vector<int32_t> cover_;
   std::vector<int32_t> atFloor_; // per section: unplaced buffers at its floor
   /// Scratch: sections whose floor may rise, and when each was listed.
   std::vector<int32_t> stale_;
