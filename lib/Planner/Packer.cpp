@@ -694,7 +694,6 @@ private:
     floor_.assign(n, 0);
     unplacedUnits_.assign(p_.sections, 0);
     crossing_.assign(p_.sections, 0);
-    staleAt_.assign(p_.sections, staleStamp_);
     unplacedIn_.assign(p_.sections, {});
     slot_.resize(firstSlot_.back());
     for (size_t i = 0; i < n; ++i)
@@ -704,19 +703,22 @@ private:
         unplacedUnits_[s] += p_.size[i];
         crossing_[s] += s < p_.end[i];
       }
-    sectionFloor_.assign(p_.sections, 0);
+    floorsIn_.resize(p_.sections);
+    sectionFloor_.assign(p_.sections, std::numeric_limits<int64_t>::max());
+    for (int32_t s = 0; s < p_.sections; ++s) {
+      floorsIn_[s].clear();
+      if (!unplacedIn_[s].empty())
+        enter(s, 0, int32_t(unplacedIn_[s].size()));
+    }
     skyline_.assign(p_.sections, 0);
     skylineTrail_.clear();
-    atFloor_.resize(p_.sections);
-    for (int32_t s = 0; s < p_.sections; ++s)
-      atFloor_[s] = int32_t(unplacedIn_[s].size());
     placedHash_ = 0;
     floorHash_ = 0;
     for (size_t i = 0; i < n; ++i)
       floorHash_ ^= floorKey(int32_t(i), 0);
     placements_.clear();
     floorTrail_.clear();
-    sectionTrail_.clear();
+    collapsed_.clear();
     outOfNodes_ = false;
     std::vector<int32_t> all(n);
     std::iota(all.begin(), all.end(), 0);
@@ -1018,36 +1020,23 @@ private:
            checkSections(p_.end[b] + 1, hi);
   }
 
+  /// Places b at its floor `at`: every unplaced buffer alive with it and
+  /// below its top rises to that top. In b's sections, where each unplaced
+  /// buffer is alive with b, that merges every floor below the top into
+  /// it; elsewhere it moves the floors the raised buffers had there.
   void place(int32_t b, int64_t at) {
-    placements_.push_back({b, floorTrail_.size(), sectionTrail_.size(),
-                           skylineTrail_.size()});
+    placements_.push_back(
+        {b, floorTrail_.size(), collapsed_.size(), skylineTrail_.size()});
+    const int64_t top = at + p_.size[b];
     if (nearlyFull_)
       for (int32_t s = p_.begin[b]; s <= p_.end[b]; ++s)
-        if (skyline_[s] < at + p_.size[b]) {
+        if (skyline_[s] < top) {
           skylineTrail_.push_back({s, skyline_[s]});
-          skyline_[s] = at + p_.size[b];
+          skyline_[s] = top;
         }
     offset_[b] = at;
     placedHash_ ^= zobrist_[b];
     floorHash_ ^= floorKey(b, floor_[b]);
-    // A section's floor, the least floor of its unplaced buffers, changes
-    // only where no buffer is left at it once b and the buffers b raises
-    // have gone.
-    stale_.clear();
-    ++staleStamp_;
-    auto lowered = [&](int32_t o, int64_t floor) {
-      for (int32_t s = p_.begin[o]; s <= p_.end[o]; ++s) {
-        if (sectionFloor_[s] != floor)
-          continue;
-        if (staleAt_[s] != staleStamp_) {
-          staleAt_[s] = staleStamp_;
-          sectionTrail_.push_back({s, sectionFloor_[s], atFloor_[s]});
-        }
-        if (--atFloor_[s] == 0)
-          stale_.push_back(s);
-      }
-    };
-    lowered(b, floor_[b]);
     for (int32_t s = p_.begin[b]; s <= p_.end[b]; ++s) {
       unplacedUnits_[s] -= p_.size[b];
       crossing_[s] -= s < p_.end[b];
@@ -1057,35 +1046,96 @@ private:
       list[slot] = last;
       slot_[firstSlot_[last] + s - p_.begin[last]] = slot;
       list.pop_back();
+      leave(s, at, 1);
+      std::vector<FloorCount> &floors = floorsIn_[s];
+      int32_t risen = 0;
+      while (!floors.empty() && floors.back().floor < top) {
+        collapsed_.push_back({s, floors.back().count, floors.back().floor});
+        risen += floors.back().count;
+        floors.pop_back();
+      }
+      if (risen > 0)
+        enter(s, top, risen);
     }
-    const int64_t top = at + p_.size[b];
+    const size_t risenMark = floorTrail_.size();
     for (int64_t k = overlaps_.start[b]; k < overlaps_.start[b + 1]; ++k) {
       const int32_t o = overlaps_.other[k];
       if (offset_[o] >= 0 || floor_[o] >= top)
         continue;
-      lowered(o, floor_[o]);
       floorTrail_.push_back({o, floor_[o]});
       floorHash_ ^= floorKey(o, floor_[o]) ^ floorKey(o, top);
       floor_[o] = top;
     }
-    for (int32_t s : stale_)
-      findFloor(s);
+    forEachFloorOutside(b, risenMark, [&](int32_t s, int64_t floor, int32_t n) {
+      leave(s, floor, n);
+      enter(s, top, n);
+    });
   }
 
-  /// The least floor of the unplaced buffers in section s, and how many
-  /// are at it.
-  void findFloor(int32_t s) {
-    int64_t lowest = std::numeric_limits<int64_t>::max();
-    int32_t count = 0;
-    for (int32_t o : unplacedIn_[s]) {
-      if (floor_[o] < lowest) {
-        lowest = floor_[o];
-        count = 0;
+  /// Calls visit(s, floor, n) for each section s outside b's lifetime and
+  /// each floor that n of the buffers b raised (floorTrail_ from `mark`)
+  /// and alive in s had. A raised buffer reaches b, so it is alive in every
+  /// section between b and its far end: a sweep from the farthest end
+  /// towards b gathers them, each floor with its count. The raised buffers
+  /// of a section mostly had one floor: on DenseNet-121's 14,090-buffer
+  /// part (docs/planner.md) 16 M changes where one per buffer and section
+  /// made 122 M.
+  template <typename Visit>
+  void forEachFloorOutside(int32_t b, size_t mark, Visit visit) {
+    auto sweep = [&](auto reachPast, auto sectionAt) {
+      // Each raised buffer that reaches d > 0 sections past b, farthest
+      // first.
+      reach_.clear();
+      for (size_t k = mark; k < floorTrail_.size(); ++k)
+        if (const int32_t d = reachPast(floorTrail_[k].first); d > 0)
+          reach_.push_back({d, floorTrail_[k].second});
+      std::sort(reach_.begin(), reach_.end(), std::greater<>());
+      risenFloors_.clear();
+      size_t next = 0;
+      for (int32_t d = reach_.empty() ? 0 : reach_[0].first; d > 0; --d) {
+        for (; next < reach_.size() && reach_[next].first == d; ++next) {
+          const int64_t floor = reach_[next].second;
+          auto known = std::find_if(
+              risenFloors_.begin(), risenFloors_.end(),
+              [&](const FloorCount &f) { return f.floor == floor; });
+          if (known == risenFloors_.end())
+            risenFloors_.push_back({floor, 1});
+          else
+            ++known->count;
+        }
+        for (const FloorCount &f : risenFloors_)
+          visit(sectionAt(d), f.floor, f.count);
       }
-      count += floor_[o] == lowest;
-    }
-    sectionFloor_[s] = lowest;
-    atFloor_[s] = count;
+    };
+    sweep([&](int32_t o) { return p_.begin[b] - p_.begin[o]; },
+          [&](int32_t d) { return p_.begin[b] - d; });
+    sweep([&](int32_t o) { return p_.end[o] - p_.end[b]; },
+          [&](int32_t d) { return p_.end[b] + d; });
+  }
+
+  /// `count` more unplaced buffers of section s at `floor`.
+  void enter(int32_t s, int64_t floor, int32_t count) {
+    std::vector<FloorCount> &floors = floorsIn_[s];
+    size_t i = floors.size();
+    while (i > 0 && floors[i - 1].floor < floor)
+      --i;
+    if (i > 0 && floors[i - 1].floor == floor)
+      floors[i - 1].count += count;
+    else
+      floors.insert(floors.begin() + i, {floor, count});
+    sectionFloor_[s] = floors.back().floor;
+  }
+
+  /// `count` fewer unplaced buffers of section s at `floor`.
+  void leave(int32_t s, int64_t floor, int32_t count) {
+    std::vector<FloorCount> &floors = floorsIn_[s];
+    size_t i = floors.size() - 1;
+    while (floors[i].floor != floor)
+      --i;
+    if ((floors[i].count -= count) == 0)
+      floors.erase(floors.begin() + i);
+    sectionFloor_[s] = floors.empty() ? std::numeric_limits<int64_t>::max()
+                                      : floors.back().floor;
   }
 
   int32_t slotOf(int32_t b, int32_t s) const {
@@ -1097,22 +1147,39 @@ private:
       const Placement last = placements_.back();
       placements_.pop_back();
       const int32_t b = last.buffer;
-      for (size_t k = sectionTrail_.size(); k-- > last.sectionMark;) {
-        const SectionFloor &old = sectionTrail_[k];
-        sectionFloor_[old.section] = old.floor;
-        atFloor_[old.section] = old.count;
-      }
-      sectionTrail_.resize(last.sectionMark);
+      const int64_t top = offset_[b] + p_.size[b];
       for (size_t k = skylineTrail_.size(); k-- > last.skylineMark;)
         skyline_[skylineTrail_[k].first] = skylineTrail_[k].second;
       skylineTrail_.resize(last.skylineMark);
+      forEachFloorOutside(b, last.floorMark,
+                          [&](int32_t s, int64_t floor, int32_t n) {
+                            leave(s, top, n);
+                            enter(s, floor, n);
+                          });
       for (size_t k = floorTrail_.size(); k-- > last.floorMark;) {
         const auto [o, floor] = floorTrail_[k];
         floorHash_ ^= floorKey(o, floor_[o]) ^ floorKey(o, floor);
         floor_[o] = floor;
       }
       floorTrail_.resize(last.floorMark);
+      // The floors merged into b's top, section by section, lowest last
+      // (b's own, entered below, sets the section's floor again).
+      for (size_t k = collapsed_.size(); k > last.collapsedMark;) {
+        const int32_t s = collapsed_[k - 1].section;
+        size_t first = k - 1;
+        int32_t risen = 0;
+        while (first > last.collapsedMark && collapsed_[first - 1].section == s)
+          --first;
+        for (size_t j = first; j < k; ++j)
+          risen += collapsed_[j].count;
+        leave(s, top, risen);
+        for (size_t j = k; j-- > first;)
+          floorsIn_[s].push_back({collapsed_[j].floor, collapsed_[j].count});
+        k = first;
+      }
+      collapsed_.resize(last.collapsedMark);
       for (int32_t s = p_.end[b]; s >= p_.begin[b]; --s) {
+        enter(s, offset_[b], 1);
         unplacedUnits_[s] += p_.size[b];
         crossing_[s] += s < p_.end[b];
         // Back into its slot, and the one that took it to the end.
@@ -1135,7 +1202,7 @@ private:
 
   struct Placement {
     int32_t buffer;
-    size_t floorMark, sectionMark, skylineMark;
+    size_t floorMark, collapsedMark, skylineMark;
   };
 
   const Part &p_;
@@ -1156,6 +1223,8 @@ private:
   int64_t capacity_ = 0;
   int64_t runLimit_ = 0;
   std::vector<int64_t> offset_, floor_;
+  /// Per section: the units of its unplaced buffers, and their least floor
+  /// (floorsIn_'s last, at hand for the inference).
   std::vector<int64_t> unplacedUnits_, sectionFloor_;
   /// Per section: unplaced buffers alive in it and in the next one.
   std::vector<int32_t> crossing_;
@@ -1165,21 +1234,27 @@ private:
   std::vector<std::vector<int32_t>> unplacedAtDepth_;
   std::vector<std::vector<Candidate>> candidatesAtDepth_;
   std::vector<std::pair<int32_t, int64_t>> floorTrail_;
-  struct SectionFloor {
-    int32_t section;
+  /// Per section, the distinct floors of its unplaced buffers, highest
+  /// first, each with how many are at it (a dozen or so: a section's floor
+  /// is known without a scan of its buffers when its last one there rises).
+  struct FloorCount {
     int64_t floor;
     int32_t count;
   };
-  std::vector<SectionFloor> sectionTrail_;
+  std::vector<std::vector<FloorCount>> floorsIn_;
+  /// The floors place() merged into a top, lowest first per section.
+  struct Collapsed {
+    int32_t section, count;
+    int64_t floor;
+  };
+  std::vector<Collapsed> collapsed_;
+  /// Scratch for forEachFloorOutside.
+  std::vector<std::pair<int32_t, int64_t>> reach_;
+  std::vector<FloorCount> risenFloors_;
   /// Per section, the highest top of the placed buffers alive in it (kept
   /// only in a nearly full part), and its old values.
   std::vector<int64_t> skyline_;
   std::vector<std::pair<int32_t, int64_t>> skylineTrail_;
-  std::vector<int32_t> atFloor_; // per section: unplaced buffers at its floor
-  /// Scratch: sections whose floor may rise, and when each was listed.
-  std::vector<int32_t> stale_;
-  std::vector<uint64_t> staleAt_;
-  uint64_t staleStamp_ = 0;
   uint64_t placedHash_ = 0, floorHash_ = 0;
   /// The states that failed at this capacity.
   std::unordered_set<uint64_t> failed_;
