@@ -718,7 +718,7 @@ private:
       floorHash_ ^= floorKey(int32_t(i), 0);
     placements_.clear();
     floorTrail_.clear();
-    collapsed_.clear();
+    risen_.clear();
     outOfNodes_ = false;
     std::vector<int32_t> all(n);
     std::iota(all.begin(), all.end(), 0);
@@ -1026,7 +1026,7 @@ private:
   /// it; elsewhere it moves the floors the raised buffers had there.
   void place(int32_t b, int64_t at) {
     placements_.push_back(
-        {b, floorTrail_.size(), collapsed_.size(), skylineTrail_.size()});
+        {b, floorTrail_.size(), risen_.size(), skylineTrail_.size()});
     const int64_t top = at + p_.size[b];
     if (nearlyFull_)
       for (int32_t s = p_.begin[b]; s <= p_.end[b]; ++s)
@@ -1050,14 +1050,14 @@ private:
       std::vector<FloorCount> &floors = floorsIn_[s];
       int32_t risen = 0;
       while (!floors.empty() && floors.back().floor < top) {
-        collapsed_.push_back({s, floors.back().count, floors.back().floor});
+        risen_.push_back({s, floors.back().count, floors.back().floor});
         risen += floors.back().count;
         floors.pop_back();
       }
       if (risen > 0)
         enter(s, top, risen);
     }
-    const size_t risenMark = floorTrail_.size();
+    const size_t raisedMark = floorTrail_.size();
     for (int64_t k = overlaps_.start[b]; k < overlaps_.start[b + 1]; ++k) {
       const int32_t o = overlaps_.other[k];
       if (offset_[o] >= 0 || floor_[o] >= top)
@@ -1066,9 +1066,10 @@ private:
       floorHash_ ^= floorKey(o, floor_[o]) ^ floorKey(o, top);
       floor_[o] = top;
     }
-    forEachFloorOutside(b, risenMark, [&](int32_t s, int64_t floor, int32_t n) {
+    forEachFloorOutside(b, raisedMark, [&](int32_t s, int64_t floor, int32_t n) {
       leave(s, floor, n);
       enter(s, top, n);
+      risen_.push_back({s, n, floor});
     });
   }
 
@@ -1151,33 +1152,19 @@ private:
       for (size_t k = skylineTrail_.size(); k-- > last.skylineMark;)
         skyline_[skylineTrail_[k].first] = skylineTrail_[k].second;
       skylineTrail_.resize(last.skylineMark);
-      forEachFloorOutside(b, last.floorMark,
-                          [&](int32_t s, int64_t floor, int32_t n) {
-                            leave(s, top, n);
-                            enter(s, floor, n);
-                          });
+      // In reverse, so that each floor returns where it was.
+      for (size_t k = risen_.size(); k-- > last.risenMark;) {
+        const Risen &r = risen_[k];
+        leave(r.section, top, r.count);
+        enter(r.section, r.floor, r.count);
+      }
+      risen_.resize(last.risenMark);
       for (size_t k = floorTrail_.size(); k-- > last.floorMark;) {
         const auto [o, floor] = floorTrail_[k];
         floorHash_ ^= floorKey(o, floor_[o]) ^ floorKey(o, floor);
         floor_[o] = floor;
       }
       floorTrail_.resize(last.floorMark);
-      // The floors merged into b's top, section by section, lowest last
-      // (b's own, entered below, sets the section's floor again).
-      for (size_t k = collapsed_.size(); k > last.collapsedMark;) {
-        const int32_t s = collapsed_[k - 1].section;
-        size_t first = k - 1;
-        int32_t risen = 0;
-        while (first > last.collapsedMark && collapsed_[first - 1].section == s)
-          --first;
-        for (size_t j = first; j < k; ++j)
-          risen += collapsed_[j].count;
-        leave(s, top, risen);
-        for (size_t j = k; j-- > first;)
-          floorsIn_[s].push_back({collapsed_[j].floor, collapsed_[j].count});
-        k = first;
-      }
-      collapsed_.resize(last.collapsedMark);
       for (int32_t s = p_.end[b]; s >= p_.begin[b]; --s) {
         enter(s, offset_[b], 1);
         unplacedUnits_[s] += p_.size[b];
@@ -1202,7 +1189,7 @@ private:
 
   struct Placement {
     int32_t buffer;
-    size_t floorMark, collapsedMark, skylineMark;
+    size_t floorMark, risenMark, skylineMark;
   };
 
   const Part &p_;
@@ -1242,12 +1229,13 @@ private:
     int32_t count;
   };
   std::vector<std::vector<FloorCount>> floorsIn_;
-  /// The floors place() merged into a top, lowest first per section.
-  struct Collapsed {
+  /// Per placement: `count` unplaced buffers of `section` rose from `floor`
+  /// to its top.
+  struct Risen {
     int32_t section, count;
     int64_t floor;
   };
-  std::vector<Collapsed> collapsed_;
+  std::vector<Risen> risen_;
   /// Scratch for forEachFloorOutside.
   std::vector<std::pair<int32_t, int64_t>> reach_;
   std::vector<FloorCount> risenFloors_;
