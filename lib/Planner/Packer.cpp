@@ -233,6 +233,58 @@ Packing placeGreedily(const Part &p, const Overlaps *overlaps,
   return result;
 }
 
+/// Over any range of sections, the most unplaced units and the most floor
+/// plus unplaced units (of the sections with some): a tree of maxima, each
+/// query in time logarithmic in the sections, bringing a range of them up
+/// to date in time linear in its length.
+class SectionMaxima {
+public:
+  struct Maxima {
+    int64_t units, floorUnits;
+  };
+
+  void assign(size_t sections) {
+    leaves_ = 1;
+    while (leaves_ < sections)
+      leaves_ *= 2;
+    tree_.assign(2 * leaves_, {std::numeric_limits<int64_t>::min(),
+                               std::numeric_limits<int64_t>::min()});
+  }
+  /// Sets one section's values; refresh() over it before the next query.
+  void set(size_t s, int64_t units, int64_t floor) {
+    tree_[leaves_ + s] = {units, units != 0
+                                     ? floor + units
+                                     : std::numeric_limits<int64_t>::min()};
+  }
+  /// Brings the maxima over sections [from, to] up to date.
+  void refresh(size_t from, size_t to) {
+    for (size_t l = (leaves_ + from) / 2, r = (leaves_ + to) / 2; l > 0;
+         l /= 2, r /= 2)
+      for (size_t i = l; i <= r; ++i)
+        tree_[i] = combine(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  /// The maxima over sections [from, to] (from <= to).
+  Maxima over(size_t from, size_t to) const {
+    Maxima most = {std::numeric_limits<int64_t>::min(),
+                   std::numeric_limits<int64_t>::min()};
+    for (size_t l = leaves_ + from, r = leaves_ + to + 1; l < r;
+         l /= 2, r /= 2) {
+      if (l & 1)
+        most = combine(most, tree_[l++]);
+      if (r & 1)
+        most = combine(most, tree_[--r]);
+    }
+    return most;
+  }
+
+private:
+  static Maxima combine(const Maxima &a, const Maxima &b) {
+    return {std::max(a.units, b.units), std::max(a.floorUnits, b.floorUnits)};
+  }
+  size_t leaves_ = 1;
+  std::vector<Maxima> tree_;
+};
+
 /// Live units per section, and the most live over each buffer's lifetime.
 struct Contention {
   std::vector<int64_t> live;
@@ -710,6 +762,8 @@ private:
       if (!unplacedIn_[s].empty())
         enter(s, 0, int32_t(unplacedIn_[s].size()));
     }
+    maxima_.assign(p_.sections);
+    refreshMaxima(0, p_.sections - 1);
     skyline_.assign(p_.sections, 0);
     skylineTrail_.clear();
     placedHash_ = 0;
@@ -910,6 +964,11 @@ private:
   /// placement order (below `offset`, or at it and beginning earlier) can
   /// no longer go where its floor is: it will rest on a later placement.
   bool fits(int32_t lo, int32_t hi, int64_t offset, int32_t begin) const {
+    // No section's units over the capacity from the higher of its floor
+    // and just above `offset`, the most its lowest level can be: it fits.
+    if (const auto most = maxima_.over(lo, hi);
+        most.floorUnits <= capacity_ && most.units + offset + 1 <= capacity_)
+      return !levelsOverflow(lo, hi, offset, begin);
     for (int32_t s = lo; s <= hi; ++s) {
       if (unplacedUnits_[s] == 0)
         continue;
@@ -973,20 +1032,32 @@ private:
   /// only where fits() would be, and far cheaper than placing b and
   /// undoing it, which is what most candidates of a tight part come to.
   bool mayFit(int32_t lo, int32_t hi, int32_t b, int64_t at) const {
-    for (int32_t s = lo; s <= hi; ++s) {
-      const bool alive = p_.begin[b] <= s && s <= p_.end[b];
-      const int64_t units = unplacedUnits_[s] - (alive ? p_.size[b] : 0);
-      if (units == 0)
-        continue;
-      const int64_t lowest =
-          alive                   ? std::max(sectionFloor_[s], at + p_.size[b])
-          : sectionFloor_[s] > at ? sectionFloor_[s]
-          : s < p_.begin[b]       ? at + 1
-                                  : at;
-      if (lowest + units > capacity_)
+    // Section by section, the unplaced units left above the least level
+    // they can have (a section with none has no floor): in b's lifetime
+    // b's top, before it above `at` (the order has passed it), after it
+    // `at`. One loop per stretch, with no test of which one in the loop.
+    auto overflows = [&](int32_t from, int32_t to, int64_t least,
+                         int64_t placedUnits) {
+      // As in fits(): no section over from the higher of its floor and
+      // `least`, then none over.
+      if (from > to)
         return false;
-    }
-    return !raisesFloorPastSlack(lo, hi, b, at + p_.size[b]);
+      if (const auto most = maxima_.over(from, to);
+          most.floorUnits <= capacity_ + placedUnits &&
+          most.units + least - placedUnits <= capacity_)
+        return false;
+      for (int32_t s = from; s <= to; ++s) {
+        const int64_t units = unplacedUnits_[s] - placedUnits;
+        if (units != 0 && std::max(sectionFloor_[s], least) + units > capacity_)
+          return true;
+      }
+      return false;
+    };
+    const int32_t begin = p_.begin[b], end = p_.end[b];
+    return !overflows(begin, end, at + p_.size[b], p_.size[b]) &&
+           !overflows(lo, begin - 1, at + 1, 0) &&
+           !overflows(end + 1, hi, at, 0) &&
+           !raisesFloorPastSlack(lo, hi, b, at + p_.size[b]);
   }
 
   /// Whether placing b with top `top` raises the floor of a section
@@ -1071,6 +1142,26 @@ private:
       enter(s, top, n);
       risen_.push_back({s, n, floor});
     });
+    const auto [from, to] = changedSections(b, raisedMark);
+    refreshMaxima(from, to);
+  }
+
+  /// The sections whose units or floor placing b changed: its own and
+  /// those of the buffers it raised (floorTrail_ from `mark`).
+  std::pair<int32_t, int32_t> changedSections(int32_t b, size_t mark) const {
+    int32_t from = p_.begin[b], to = p_.end[b];
+    for (size_t k = mark; k < floorTrail_.size(); ++k) {
+      from = std::min(from, p_.begin[floorTrail_[k].first]);
+      to = std::max(to, p_.end[floorTrail_[k].first]);
+    }
+    return {from, to};
+  }
+
+  /// Brings maxima_ up to date over sections [from, to].
+  void refreshMaxima(int32_t from, int32_t to) {
+    for (int32_t s = from; s <= to; ++s)
+      maxima_.set(s, unplacedUnits_[s], sectionFloor_[s]);
+    maxima_.refresh(from, to);
   }
 
   /// Calls visit(s, floor, n) for each section s outside b's lifetime and
@@ -1149,6 +1240,7 @@ private:
       placements_.pop_back();
       const int32_t b = last.buffer;
       const int64_t top = offset_[b] + p_.size[b];
+      const auto [from, to] = changedSections(b, last.floorMark);
       for (size_t k = skylineTrail_.size(); k-- > last.skylineMark;)
         skyline_[skylineTrail_[k].first] = skylineTrail_[k].second;
       skylineTrail_.resize(last.skylineMark);
@@ -1184,6 +1276,7 @@ private:
       floorHash_ ^= floorKey(b, floor_[b]);
       placedHash_ ^= zobrist_[b];
       offset_[b] = -1;
+      refreshMaxima(from, to);
     }
   }
 
@@ -1213,6 +1306,9 @@ private:
   /// Per section: the units of its unplaced buffers, and their least floor
   /// (floorsIn_'s last, at hand for the inference).
   std::vector<int64_t> unplacedUnits_, sectionFloor_;
+  /// The inference's test over a range of sections in one query, where it
+  /// passes, as it mostly does.
+  SectionMaxima maxima_;
   /// Per section: unplaced buffers alive in it and in the next one.
   std::vector<int32_t> crossing_;
   std::vector<Placement> placements_;
