@@ -234,6 +234,58 @@ Packing placeGreedily(const Part &p, const Overlaps *overlaps,
   return result;
 }
 
+/// Over any range of sections, the most unplaced units and the most floor
+/// plus unplaced units (of the sections with some): a tree of maxima, each
+/// query in time logarithmic in the sections, bringing a range of them up
+/// to date in time linear in its length.
+class SectionMaxima {
+public:
+  struct Maxima {
+    int64_t units, floorUnits;
+  };
+
+  void assign(size_t sections) {
+    leaves_ = 1;
+    while (leaves_ < sections)
+      leaves_ *= 2;
+    tree_.assign(2 * leaves_, {std::numeric_limits<int64_t>::min(),
+                               std::numeric_limits<int64_t>::min()});
+  }
+  /// Sets one section's values; refresh() over it before the next query.
+  void set(size_t s, int64_t units, int64_t floor) {
+    tree_[leaves_ + s] = {units, units != 0
+                                     ? floor + units
+                                     : std::numeric_limits<int64_t>::min()};
+  }
+  /// Brings the maxima over sections [from, to] up to date.
+  void refresh(size_t from, size_t to) {
+    for (size_t l = (leaves_ + from) / 2, r = (leaves_ + to) / 2; l > 0;
+         l /= 2, r /= 2)
+      for (size_t i = l; i <= r; ++i)
+        tree_[i] = combine(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  /// The maxima over sections [from, to] (from <= to).
+  Maxima over(size_t from, size_t to) const {
+    Maxima most = {std::numeric_limits<int64_t>::min(),
+                   std::numeric_limits<int64_t>::min()};
+    for (size_t l = leaves_ + from, r = leaves_ + to + 1; l < r;
+         l /= 2, r /= 2) {
+      if (l & 1)
+        most = combine(most, tree_[l++]);
+      if (r & 1)
+        most = combine(most, tree_[--r]);
+    }
+    return most;
+  }
+
+private:
+  static Maxima combine(const Maxima &a, const Maxima &b) {
+    return {std::max(a.units, b.units), std::max(a.floorUnits, b.floorUnits)};
+  }
+  size_t leaves_ = 1;
+  std::vector<Maxima> tree_;
+};
+
 /// Live units per section, and the most live over each buffer's lifetime.
 struct Contention {
   std::vector<int64_t> live;
@@ -695,7 +747,6 @@ private:
     floor_.assign(n, 0);
     unplacedUnits_.assign(p_.sections, 0);
     crossing_.assign(p_.sections, 0);
-    staleAt_.assign(p_.sections, staleStamp_);
     unplacedIn_.assign(p_.sections, {});
     slot_.resize(firstSlot_.back());
     for (size_t i = 0; i < n; ++i)
@@ -705,22 +756,27 @@ private:
         unplacedUnits_[s] += p_.size[i];
         crossing_[s] += s < p_.end[i];
       }
-    sectionFloor_.assign(p_.sections, 0);
+    floorsIn_.resize(p_.sections);
+    sectionFloor_.assign(p_.sections, std::numeric_limits<int64_t>::max());
+    for (int32_t s = 0; s < p_.sections; ++s) {
+      floorsIn_[s].clear();
+      if (!unplacedIn_[s].empty())
+        enter(s, 0, int32_t(unplacedIn_[s].size()));
+    }
+    maxima_.assign(p_.sections);
+    refreshMaxima(0, p_.sections - 1);
     skyline_.assign(p_.sections, 0);
     skylineTrail_.clear();
     holeAt_.assign(p_.sections, -1);
     holeTrail_.clear();
     cover_.assign(p_.sections + 1, 0);
-    atFloor_.resize(p_.sections);
-    for (int32_t s = 0; s < p_.sections; ++s)
-      atFloor_[s] = int32_t(unplacedIn_[s].size());
     placedHash_ = 0;
     floorHash_ = 0;
     for (size_t i = 0; i < n; ++i)
       floorHash_ ^= floorKey(int32_t(i), 0);
     placements_.clear();
     floorTrail_.clear();
-    sectionTrail_.clear();
+    risen_.clear();
     outOfNodes_ = false;
     std::vector<int32_t> all(n);
     std::iota(all.begin(), all.end(), 0);
@@ -1031,6 +1087,11 @@ private:
   /// cells, in a hole at `offset`) can no longer go where its floor is: it
   /// will rest on a later placement.
   bool fits(int32_t lo, int32_t hi, int64_t offset, int32_t begin) const {
+    // No section's units over the capacity from the higher of its floor
+    // and just above `offset`, the most its lowest level can be: it fits.
+    if (const auto most = maxima_.over(lo, hi);
+        most.floorUnits <= capacity_ && most.units + offset + 1 <= capacity_)
+      return !levelsOverflow(lo, hi, offset, begin);
     for (int32_t s = lo; s <= hi; ++s) {
       if (unplacedUnits_[s] == 0)
         continue;
@@ -1098,21 +1159,50 @@ private:
   /// only where fits() would be, and far cheaper than placing b and
   /// undoing it, which is what most candidates of a tight part come to.
   bool mayFit(int32_t lo, int32_t hi, int32_t b, int64_t at) const {
-    for (int32_t s = lo; s <= hi; ++s) {
-      const bool alive = p_.begin[b] <= s && s <= p_.end[b];
-      const int64_t units = unplacedUnits_[s] - (alive ? p_.size[b] : 0);
-      if (units == 0)
-        continue;
-      const int64_t lowest =
-          alive                   ? std::max(sectionFloor_[s], at + p_.size[b])
-          : nearlyFull_           ? levelAbove(s, at)
-          : sectionFloor_[s] > at ? sectionFloor_[s]
-          : s < p_.begin[b]       ? at + 1
-                                  : at;
-      if (lowest + units > capacity_)
+    // Section by section, the unplaced units left above the least level
+    // they can have (a section with none has no floor): in b's lifetime
+    // b's top, before it above `at` (the order has passed it), after it
+    // `at`. One loop per stretch, with no test of which one in the loop.
+    auto overflows = [&](int32_t from, int32_t to, int64_t least,
+                         int64_t placedUnits) {
+      // As in fits(): no section over from the higher of its floor and
+      // `least`, then none over.
+      if (from > to)
         return false;
-    }
-    return !raisesFloorPastSlack(lo, hi, b, at + p_.size[b]);
+      if (const auto most = maxima_.over(from, to);
+          most.floorUnits <= capacity_ + placedUnits &&
+          most.units + least - placedUnits <= capacity_)
+        return false;
+      for (int32_t s = from; s <= to; ++s) {
+        const int64_t units = unplacedUnits_[s] - placedUnits;
+        if (units != 0 && std::max(sectionFloor_[s], least) + units > capacity_)
+          return true;
+      }
+      return false;
+    };
+    // By cells, a section outside b's lifetime is passed only where it is
+    // a hole at `at` (levelAbove): at most just above `at` everywhere.
+    auto overflowsByCells = [&](int32_t from, int32_t to) {
+      if (from > to)
+        return false;
+      if (const auto most = maxima_.over(from, to);
+          most.floorUnits <= capacity_ && most.units + at + 1 <= capacity_)
+        return false;
+      for (int32_t s = from; s <= to; ++s)
+        if (unplacedUnits_[s] != 0 &&
+            levelAbove(s, at) + unplacedUnits_[s] > capacity_)
+          return true;
+      return false;
+    };
+    const int32_t begin = p_.begin[b], end = p_.end[b];
+    if (overflows(begin, end, at + p_.size[b], p_.size[b]))
+      return false;
+    const bool outside =
+        nearlyFull_ ? overflowsByCells(lo, begin - 1) ||
+                          overflowsByCells(end + 1, hi)
+                    : overflows(lo, begin - 1, at + 1, 0) ||
+                          overflows(end + 1, hi, at, 0);
+    return !outside && !raisesFloorPastSlack(lo, hi, b, at + p_.size[b]);
   }
 
   /// Whether placing b with top `top` raises the floor of a section
@@ -1146,36 +1236,23 @@ private:
            checkSections(p_.end[b] + 1, hi);
   }
 
+  /// Places b at its floor `at`: every unplaced buffer alive with it and
+  /// below its top rises to that top. In b's sections, where each unplaced
+  /// buffer is alive with b, that merges every floor below the top into
+  /// it; elsewhere it moves the floors the raised buffers had there.
   void place(int32_t b, int64_t at) {
-    placements_.push_back({b, floorTrail_.size(), sectionTrail_.size(),
-                           skylineTrail_.size()});
+    placements_.push_back(
+        {b, floorTrail_.size(), risen_.size(), skylineTrail_.size()});
+    const int64_t top = at + p_.size[b];
     if (nearlyFull_)
       for (int32_t s = p_.begin[b]; s <= p_.end[b]; ++s)
-        if (skyline_[s] < at + p_.size[b]) {
+        if (skyline_[s] < top) {
           skylineTrail_.push_back({s, skyline_[s]});
-          skyline_[s] = at + p_.size[b];
+          skyline_[s] = top;
         }
     offset_[b] = at;
     placedHash_ ^= zobrist_[b];
     floorHash_ ^= floorKey(b, floor_[b]);
-    // A section's floor, the least floor of its unplaced buffers, changes
-    // only where no buffer is left at it once b and the buffers b raises
-    // have gone.
-    stale_.clear();
-    ++staleStamp_;
-    auto lowered = [&](int32_t o, int64_t floor) {
-      for (int32_t s = p_.begin[o]; s <= p_.end[o]; ++s) {
-        if (sectionFloor_[s] != floor)
-          continue;
-        if (staleAt_[s] != staleStamp_) {
-          staleAt_[s] = staleStamp_;
-          sectionTrail_.push_back({s, sectionFloor_[s], atFloor_[s]});
-        }
-        if (--atFloor_[s] == 0)
-          stale_.push_back(s);
-      }
-    };
-    lowered(b, floor_[b]);
     for (int32_t s = p_.begin[b]; s <= p_.end[b]; ++s) {
       unplacedUnits_[s] -= p_.size[b];
       crossing_[s] -= s < p_.end[b];
@@ -1185,35 +1262,117 @@ private:
       list[slot] = last;
       slot_[firstSlot_[last] + s - p_.begin[last]] = slot;
       list.pop_back();
+      leave(s, at, 1);
+      std::vector<FloorCount> &floors = floorsIn_[s];
+      int32_t risen = 0;
+      while (!floors.empty() && floors.back().floor < top) {
+        risen_.push_back({s, floors.back().count, floors.back().floor});
+        risen += floors.back().count;
+        floors.pop_back();
+      }
+      if (risen > 0)
+        enter(s, top, risen);
     }
-    const int64_t top = at + p_.size[b];
+    const size_t raisedMark = floorTrail_.size();
     for (int64_t k = overlaps_.start[b]; k < overlaps_.start[b + 1]; ++k) {
       const int32_t o = overlaps_.other[k];
       if (offset_[o] >= 0 || floor_[o] >= top)
         continue;
-      lowered(o, floor_[o]);
       floorTrail_.push_back({o, floor_[o]});
       floorHash_ ^= floorKey(o, floor_[o]) ^ floorKey(o, top);
       floor_[o] = top;
     }
-    for (int32_t s : stale_)
-      findFloor(s);
+    forEachFloorOutside(b, raisedMark, [&](int32_t s, int64_t floor, int32_t n) {
+      leave(s, floor, n);
+      enter(s, top, n);
+      risen_.push_back({s, n, floor});
+    });
+    const auto [from, to] = changedSections(b, raisedMark);
+    refreshMaxima(from, to);
   }
 
-  /// The least floor of the unplaced buffers in section s, and how many
-  /// are at it.
-  void findFloor(int32_t s) {
-    int64_t lowest = std::numeric_limits<int64_t>::max();
-    int32_t count = 0;
-    for (int32_t o : unplacedIn_[s]) {
-      if (floor_[o] < lowest) {
-        lowest = floor_[o];
-        count = 0;
-      }
-      count += floor_[o] == lowest;
+  /// The sections whose units or floor placing b changed: its own and
+  /// those of the buffers it raised (floorTrail_ from `mark`).
+  std::pair<int32_t, int32_t> changedSections(int32_t b, size_t mark) const {
+    int32_t from = p_.begin[b], to = p_.end[b];
+    for (size_t k = mark; k < floorTrail_.size(); ++k) {
+      from = std::min(from, p_.begin[floorTrail_[k].first]);
+      to = std::max(to, p_.end[floorTrail_[k].first]);
     }
-    sectionFloor_[s] = lowest;
-    atFloor_[s] = count;
+    return {from, to};
+  }
+
+  /// Brings maxima_ up to date over sections [from, to].
+  void refreshMaxima(int32_t from, int32_t to) {
+    for (int32_t s = from; s <= to; ++s)
+      maxima_.set(s, unplacedUnits_[s], sectionFloor_[s]);
+    maxima_.refresh(from, to);
+  }
+
+  /// Calls visit(s, floor, n) for each section s outside b's lifetime and
+  /// each floor that n of the buffers b raised (floorTrail_ from `mark`)
+  /// and alive in s had. A raised buffer reaches b, so it is alive in every
+  /// section between b and its far end: a sweep from the farthest end
+  /// towards b gathers them, each floor with its count. The raised buffers
+  /// of a section mostly had one floor: on DenseNet-121's 14,090-buffer
+  /// part (docs/planner.md) 16 M changes where one per buffer and section
+  /// made 122 M.
+  template <typename Visit>
+  void forEachFloorOutside(int32_t b, size_t mark, Visit visit) {
+    auto sweep = [&](auto reachPast, auto sectionAt) {
+      // Each raised buffer that reaches d > 0 sections past b, farthest
+      // first.
+      reach_.clear();
+      for (size_t k = mark; k < floorTrail_.size(); ++k)
+        if (const int32_t d = reachPast(floorTrail_[k].first); d > 0)
+          reach_.push_back({d, floorTrail_[k].second});
+      std::sort(reach_.begin(), reach_.end(), std::greater<>());
+      risenFloors_.clear();
+      size_t next = 0;
+      for (int32_t d = reach_.empty() ? 0 : reach_[0].first; d > 0; --d) {
+        for (; next < reach_.size() && reach_[next].first == d; ++next) {
+          const int64_t floor = reach_[next].second;
+          auto known = std::find_if(
+              risenFloors_.begin(), risenFloors_.end(),
+              [&](const FloorCount &f) { return f.floor == floor; });
+          if (known == risenFloors_.end())
+            risenFloors_.push_back({floor, 1});
+          else
+            ++known->count;
+        }
+        for (const FloorCount &f : risenFloors_)
+          visit(sectionAt(d), f.floor, f.count);
+      }
+    };
+    sweep([&](int32_t o) { return p_.begin[b] - p_.begin[o]; },
+          [&](int32_t d) { return p_.begin[b] - d; });
+    sweep([&](int32_t o) { return p_.end[o] - p_.end[b]; },
+          [&](int32_t d) { return p_.end[b] + d; });
+  }
+
+  /// `count` more unplaced buffers of section s at `floor`.
+  void enter(int32_t s, int64_t floor, int32_t count) {
+    std::vector<FloorCount> &floors = floorsIn_[s];
+    size_t i = floors.size();
+    while (i > 0 && floors[i - 1].floor < floor)
+      --i;
+    if (i > 0 && floors[i - 1].floor == floor)
+      floors[i - 1].count += count;
+    else
+      floors.insert(floors.begin() + i, {floor, count});
+    sectionFloor_[s] = floors.back().floor;
+  }
+
+  /// `count` fewer unplaced buffers of section s at `floor`.
+  void leave(int32_t s, int64_t floor, int32_t count) {
+    std::vector<FloorCount> &floors = floorsIn_[s];
+    size_t i = floors.size() - 1;
+    while (floors[i].floor != floor)
+      --i;
+    if ((floors[i].count -= count) == 0)
+      floors.erase(floors.begin() + i);
+    sectionFloor_[s] = floors.empty() ? std::numeric_limits<int64_t>::max()
+                                      : floors.back().floor;
   }
 
   int32_t slotOf(int32_t b, int32_t s) const {
@@ -1225,15 +1384,18 @@ private:
       const Placement last = placements_.back();
       placements_.pop_back();
       const int32_t b = last.buffer;
-      for (size_t k = sectionTrail_.size(); k-- > last.sectionMark;) {
-        const SectionFloor &old = sectionTrail_[k];
-        sectionFloor_[old.section] = old.floor;
-        atFloor_[old.section] = old.count;
-      }
-      sectionTrail_.resize(last.sectionMark);
+      const int64_t top = offset_[b] + p_.size[b];
+      const auto [from, to] = changedSections(b, last.floorMark);
       for (size_t k = skylineTrail_.size(); k-- > last.skylineMark;)
         skyline_[skylineTrail_[k].first] = skylineTrail_[k].second;
       skylineTrail_.resize(last.skylineMark);
+      // In reverse, so that each floor returns where it was.
+      for (size_t k = risen_.size(); k-- > last.risenMark;) {
+        const Risen &r = risen_[k];
+        leave(r.section, top, r.count);
+        enter(r.section, r.floor, r.count);
+      }
+      risen_.resize(last.risenMark);
       for (size_t k = floorTrail_.size(); k-- > last.floorMark;) {
         const auto [o, floor] = floorTrail_[k];
         floorHash_ ^= floorKey(o, floor_[o]) ^ floorKey(o, floor);
@@ -1241,6 +1403,7 @@ private:
       }
       floorTrail_.resize(last.floorMark);
       for (int32_t s = p_.end[b]; s >= p_.begin[b]; --s) {
+        enter(s, offset_[b], 1);
         unplacedUnits_[s] += p_.size[b];
         crossing_[s] += s < p_.end[b];
         // Back into its slot, and the one that took it to the end.
@@ -1258,12 +1421,13 @@ private:
       floorHash_ ^= floorKey(b, floor_[b]);
       placedHash_ ^= zobrist_[b];
       offset_[b] = -1;
+      refreshMaxima(from, to);
     }
   }
 
   struct Placement {
     int32_t buffer;
-    size_t floorMark, sectionMark, skylineMark;
+    size_t floorMark, risenMark, skylineMark;
   };
 
   const Part &p_;
@@ -1284,7 +1448,12 @@ private:
   int64_t capacity_ = 0;
   int64_t runLimit_ = 0;
   std::vector<int64_t> offset_, floor_;
+  /// Per section: the units of its unplaced buffers, and their least floor
+  /// (floorsIn_'s last, at hand for the inference).
   std::vector<int64_t> unplacedUnits_, sectionFloor_;
+  /// The inference's test over a range of sections in one query, where it
+  /// passes, as it mostly does.
+  SectionMaxima maxima_;
   /// Per section: unplaced buffers alive in it and in the next one.
   std::vector<int32_t> crossing_;
   std::vector<Placement> placements_;
@@ -1293,12 +1462,24 @@ private:
   std::vector<std::vector<int32_t>> unplacedAtDepth_;
   std::vector<std::vector<Candidate>> candidatesAtDepth_;
   std::vector<std::pair<int32_t, int64_t>> floorTrail_;
-  struct SectionFloor {
-    int32_t section;
+  /// Per section, the distinct floors of its unplaced buffers, highest
+  /// first, each with how many are at it (a dozen or so: a section's floor
+  /// is known without a scan of its buffers when its last one there rises).
+  struct FloorCount {
     int64_t floor;
     int32_t count;
   };
-  std::vector<SectionFloor> sectionTrail_;
+  std::vector<std::vector<FloorCount>> floorsIn_;
+  /// Per placement: `count` unplaced buffers of `section` rose from `floor`
+  /// to its top.
+  struct Risen {
+    int32_t section, count;
+    int64_t floor;
+  };
+  std::vector<Risen> risen_;
+  /// Scratch for forEachFloorOutside.
+  std::vector<std::pair<int32_t, int64_t>> reach_;
+  std::vector<FloorCount> risenFloors_;
   /// Per section, the highest top of the placed buffers alive in it (kept
   /// only in a nearly full part), and its old values.
   std::vector<int64_t> skyline_;
@@ -1308,11 +1489,6 @@ private:
   std::vector<int64_t> holeAt_;
   std::vector<std::pair<int32_t, int64_t>> holeTrail_;
   std::vector<int32_t> cover_;
-  std::vector<int32_t> atFloor_; // per section: unplaced buffers at its floor
-  /// Scratch: sections whose floor may rise, and when each was listed.
-  std::vector<int32_t> stale_;
-  std::vector<uint64_t> staleAt_;
-  uint64_t staleStamp_ = 0;
   uint64_t placedHash_ = 0, floorHash_ = 0;
   /// The states that failed at this capacity.
   std::unordered_set<uint64_t> failed_;
