@@ -1027,10 +1027,16 @@ private:
     holeAt_[s] = level;
   }
 
-  void undoHoles(size_t mark) {
-    for (size_t k = holeTrail_.size(); k-- > mark;)
-      holeAt_[holeTrail_[k].first] = holeTrail_[k].second;
-    holeTrail_.resize(mark);
+  void undoHoles(size_t mark) { restore(holeAt_, holeTrail_, mark); }
+
+  /// Gives the sections `trail` records from `mark` on their old `values`
+  /// back, latest first, and drops those records.
+  static void restore(std::vector<int64_t> &values,
+                      std::vector<std::pair<int32_t, int64_t>> &trail,
+                      size_t mark) {
+    for (size_t k = trail.size(); k-- > mark;)
+      values[trail[k].first] = trail[k].second;
+    trail.resize(mark);
   }
 
   /// Puts first the candidates (all at one floor) whose top is level with
@@ -1124,11 +1130,7 @@ private:
                       int32_t begin) const {
     const Placement &last = placements_.back();
     const int64_t top = offset + p_.size[last.buffer];
-    int32_t from = hi + 1, to = lo - 1;
-    for (size_t k = last.floorMark; k < floorTrail_.size(); ++k) {
-      from = std::min(from, p_.begin[floorTrail_[k].first]);
-      to = std::max(to, p_.end[floorTrail_[k].first]);
-    }
+    const auto [from, to] = raisedSections(last.floorMark, hi + 1, lo - 1);
     for (int32_t s = std::max(lo, from); s <= std::min(hi, to); ++s) {
       const int64_t slack = capacity_ - unplacedUnits_[s];
       if (unplacedUnits_[s] == 0 || top <= slack)
@@ -1160,13 +1162,15 @@ private:
   /// undoing it, which is what most candidates of a tight part come to.
   bool mayFit(int32_t lo, int32_t hi, int32_t b, int64_t at) const {
     // Section by section, the unplaced units left above the least level
-    // they can have (a section with none has no floor): in b's lifetime
-    // b's top, before it above `at` (the order has passed it), after it
-    // `at`. One loop per stretch, with no test of which one in the loop.
-    auto overflows = [&](int32_t from, int32_t to, int64_t least,
-                         int64_t placedUnits) {
+    // they can have, lowest(s) (a section with none has no floor): in b's
+    // lifetime b's top; outside it, in the canonical order, above `at`
+    // before b (the order has passed it) and `at` after it, and by cells
+    // just above `at` where the section is a hole there (levelAbove). One
+    // loop per stretch, with no test of which one in the loop.
+    auto overflows = [&](int32_t from, int32_t to, int64_t placedUnits,
+                         int64_t least, auto lowest) {
       // As in fits(): no section over from the higher of its floor and
-      // `least`, then none over.
+      // `least`, the most lowest(s) can be, then none over.
       if (from > to)
         return false;
       if (const auto most = maxima_.over(from, to);
@@ -1175,34 +1179,28 @@ private:
         return false;
       for (int32_t s = from; s <= to; ++s) {
         const int64_t units = unplacedUnits_[s] - placedUnits;
-        if (units != 0 && std::max(sectionFloor_[s], least) + units > capacity_)
+        if (units != 0 && lowest(s) + units > capacity_)
           return true;
       }
       return false;
     };
-    // By cells, a section outside b's lifetime is passed only where it is
-    // a hole at `at` (levelAbove): at most just above `at` everywhere.
-    auto overflowsByCells = [&](int32_t from, int32_t to) {
-      if (from > to)
-        return false;
-      if (const auto most = maxima_.over(from, to);
-          most.floorUnits <= capacity_ && most.units + at + 1 <= capacity_)
-        return false;
-      for (int32_t s = from; s <= to; ++s)
-        if (unplacedUnits_[s] != 0 &&
-            levelAbove(s, at) + unplacedUnits_[s] > capacity_)
-          return true;
-      return false;
+    auto floorOr = [&](int64_t least) {
+      return [this, least](int32_t s) {
+        return std::max(sectionFloor_[s], least);
+      };
     };
+    auto levelByCells = [&](int32_t s) { return levelAbove(s, at); };
     const int32_t begin = p_.begin[b], end = p_.end[b];
-    if (overflows(begin, end, at + p_.size[b], p_.size[b]))
+    const int64_t top = at + p_.size[b];
+    if (overflows(begin, end, p_.size[b], top, floorOr(top)))
       return false;
     const bool outside =
-        nearlyFull_ ? overflowsByCells(lo, begin - 1) ||
-                          overflowsByCells(end + 1, hi)
-                    : overflows(lo, begin - 1, at + 1, 0) ||
-                          overflows(end + 1, hi, at, 0);
-    return !outside && !raisesFloorPastSlack(lo, hi, b, at + p_.size[b]);
+        nearlyFull_
+            ? overflows(lo, begin - 1, 0, at + 1, levelByCells) ||
+                  overflows(end + 1, hi, 0, at + 1, levelByCells)
+            : overflows(lo, begin - 1, 0, at + 1, floorOr(at + 1)) ||
+                  overflows(end + 1, hi, 0, at, floorOr(at));
+    return !outside && !raisesFloorPastSlack(lo, hi, b, top);
   }
 
   /// Whether placing b with top `top` raises the floor of a section
@@ -1291,15 +1289,21 @@ private:
     refreshMaxima(from, to);
   }
 
-  /// The sections whose units or floor placing b changed: its own and
-  /// those of the buffers it raised (floorTrail_ from `mark`).
-  std::pair<int32_t, int32_t> changedSections(int32_t b, size_t mark) const {
-    int32_t from = p_.begin[b], to = p_.end[b];
+  /// The sections [from, to] widened to those of the buffers a placement
+  /// raised (floorTrail_ from `mark`).
+  std::pair<int32_t, int32_t> raisedSections(size_t mark, int32_t from,
+                                             int32_t to) const {
     for (size_t k = mark; k < floorTrail_.size(); ++k) {
       from = std::min(from, p_.begin[floorTrail_[k].first]);
       to = std::max(to, p_.end[floorTrail_[k].first]);
     }
     return {from, to};
+  }
+
+  /// The sections whose units or floor placing b changed: its own and
+  /// those of the buffers it raised (floorTrail_ from `mark`).
+  std::pair<int32_t, int32_t> changedSections(int32_t b, size_t mark) const {
+    return raisedSections(mark, p_.begin[b], p_.end[b]);
   }
 
   /// Brings maxima_ up to date over sections [from, to].
@@ -1386,9 +1390,7 @@ private:
       const int32_t b = last.buffer;
       const int64_t top = offset_[b] + p_.size[b];
       const auto [from, to] = changedSections(b, last.floorMark);
-      for (size_t k = skylineTrail_.size(); k-- > last.skylineMark;)
-        skyline_[skylineTrail_[k].first] = skylineTrail_[k].second;
-      skylineTrail_.resize(last.skylineMark);
+      restore(skyline_, skylineTrail_, last.skylineMark);
       // In reverse, so that each floor returns where it was.
       for (size_t k = risen_.size(); k-- > last.risenMark;) {
         const Risen &r = risen_[k];
