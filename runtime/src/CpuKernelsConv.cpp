@@ -139,62 +139,100 @@ int64_t tapSource(int64_t o, int64_t r, int64_t stride, int64_t pad, int64_t dil
                     : convolvedSource(o, r, stride, pad, dil, size);
 }
 
+/// Along one axis, the source of each (tap, output position) pair, tap
+/// by tap: tapSource's, computed once per call instead of per product.
+template <bool Transposed>
+std::vector<int64_t> tapSources(int64_t outSize, int64_t taps, int64_t stride, int64_t pad,
+                                int64_t dil, int64_t size) {
+  std::vector<int64_t> sources(size_t(taps * outSize));
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t o = 0; o < outSize; ++o)
+      sources[size_t(t * outSize + o)] = tapSource<Transposed>(o, t, stride, pad, dil, size);
+  return sources;
+}
+
 /// out[n, k, oh, ow] = bias[k] + the sum over (ci, r, s), in that order and
 /// in double, of x[n, ch, ih, iw] * the weight of (ch, k) at tap (r, s),
 /// ch = group * C/groups + ci, (ih, iw) the tap's source of (oh, ow). The
 /// weight is [K, C/groups, R, S], a transposed convolution's [C,
-/// K/groups, R, S].
+/// K/groups, R, S]. A whole output plane is summed at once, tap after tap,
+/// so that each element still adds its products in that order.
 template <bool Transposed>
 void convolve(const Tensor &x, const Tensor &w, const Tensor *bias, const Conv2d &g, float *o) {
   int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
+  const std::vector<int64_t> rows = tapSources<Transposed>(g.OH, g.R, g.sh, g.ph, g.dh, g.H);
+  const std::vector<int64_t> cols = tapSources<Transposed>(g.OW, g.S, g.sw, g.pw, g.dw, g.W);
+  const float *X = x.ptr<float>();
+  std::vector<double> plane(size_t(g.OH * g.OW));
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t k = 0; k < g.K; ++k) {
       int64_t group = k / kpg;
-      for (int64_t oh = 0; oh < g.OH; ++oh)
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          double sum = bias ? at1(bias, k, 0) : 0;
-          for (int64_t ci = 0; ci < cpg; ++ci)
-            for (int64_t r = 0; r < g.R; ++r) {
-              int64_t ih = tapSource<Transposed>(oh, r, g.sh, g.ph, g.dh, g.H);
+      std::fill(plane.begin(), plane.end(), bias ? double(at1(bias, k, 0)) : 0.0);
+      for (int64_t ci = 0; ci < cpg; ++ci) {
+        int64_t ch = group * cpg + ci;
+        const float *in = X + n * x.strides[0] + ch * x.strides[1];
+        for (int64_t r = 0; r < g.R; ++r)
+          for (int64_t s = 0; s < g.S; ++s) {
+            double weight = Transposed ? ld4(w, ch, k % kpg, r, s) : ld4(w, k, ci, r, s);
+            const int64_t *iw = &cols[size_t(s * g.OW)];
+            for (int64_t oh = 0; oh < g.OH; ++oh) {
+              int64_t ih = rows[size_t(r * g.OH + oh)];
               if (ih < 0)
                 continue;
-              for (int64_t s = 0; s < g.S; ++s) {
-                int64_t iw = tapSource<Transposed>(ow, s, g.sw, g.pw, g.dw, g.W);
-                if (iw < 0)
-                  continue;
-                int64_t ch = group * cpg + ci;
-                float weight = Transposed ? ld4(w, ch, k % kpg, r, s) : ld4(w, k, ci, r, s);
-                sum += double(ld4(x, n, ch, ih, iw)) * weight;
-              }
+              const float *row = in + ih * x.strides[2];
+              double *sum = &plane[size_t(oh * g.OW)];
+              for (int64_t ow = 0; ow < g.OW; ++ow)
+                if (iw[ow] >= 0)
+                  sum[ow] += double(row[iw[ow] * x.strides[3]]) * weight;
             }
-          o[((n * g.K + k) * g.OH + oh) * g.OW + ow] = static_cast<float>(sum);
-        }
+          }
+      }
+      float *out = o + (n * g.K + k) * g.OH * g.OW;
+      for (size_t i = 0; i < plane.size(); ++i)
+        out[i] = static_cast<float>(plane[i]);
     }
 }
 
 /// The weight gradient of convolve<false>(x, ...) whose output has gradient
 /// `go`: dw[k, ci, r, s] = the sum over (n, oh, ow), in that order and in
 /// double, of go[n, k, oh, ow] * x[n, group * C/groups + ci, ih, iw], (ih,
-/// iw) the tap's source of (oh, ow).
+/// iw) the tap's source of (oh, ow). The R * S taps of one (k, ci) are
+/// summed side by side, each in that order.
 void convolutionWeightGradient(const Tensor &go, const Tensor &x, const Conv2d &g, float *dw) {
   int64_t cpg = g.C / g.groups, kpg = g.K / g.groups;
+  const std::vector<int64_t> rows = tapSources<false>(g.OH, g.R, g.sh, g.ph, g.dh, g.H);
+  const std::vector<int64_t> cols = tapSources<false>(g.OW, g.S, g.sw, g.pw, g.dw, g.W);
+  const float *GO = go.ptr<float>(), *X = x.ptr<float>();
+  std::vector<double> taps(size_t(g.R * g.S));
   for (int64_t k = 0; k < g.K; ++k)
-    for (int64_t ci = 0; ci < cpg; ++ci)
-      for (int64_t r = 0; r < g.R; ++r)
-        for (int64_t s = 0; s < g.S; ++s) {
-          double sum = 0;
-          for (int64_t n = 0; n < g.N; ++n)
-            for (int64_t oh = 0; oh < g.OH; ++oh) {
-              int64_t ih = convolvedSource(oh, r, g.sh, g.ph, g.dh, g.H);
-              for (int64_t ow = 0; ih >= 0 && ow < g.OW; ++ow) {
-                int64_t iw = convolvedSource(ow, s, g.sw, g.pw, g.dw, g.W);
+    for (int64_t ci = 0; ci < cpg; ++ci) {
+      int64_t ch = k / kpg * cpg + ci;
+      std::fill(taps.begin(), taps.end(), 0.0);
+      for (int64_t n = 0; n < g.N; ++n) {
+        const float *grad = GO + n * go.strides[0] + k * go.strides[1];
+        const float *in = X + n * x.strides[0] + ch * x.strides[1];
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const float *gradRow = grad + oh * go.strides[2];
+          for (int64_t r = 0; r < g.R; ++r) {
+            int64_t ih = rows[size_t(r * g.OH + oh)];
+            if (ih < 0)
+              continue;
+            const float *row = in + ih * x.strides[2];
+            double *sum = &taps[size_t(r * g.S)];
+            for (int64_t ow = 0; ow < g.OW; ++ow) {
+              double gradient = gradRow[ow * go.strides[3]];
+              for (int64_t s = 0; s < g.S; ++s) {
+                int64_t iw = cols[size_t(s * g.OW + ow)];
                 if (iw >= 0)
-                  sum += double(ld4(go, n, k, oh, ow)) *
-                         ld4(x, n, k / kpg * cpg + ci, ih, iw);
+                  sum[s] += gradient * row[iw * x.strides[3]];
               }
             }
-          dw[((k * cpg + ci) * g.R + r) * g.S + s] = static_cast<float>(sum);
+          }
         }
+      }
+      for (int64_t t = 0; t < g.R * g.S; ++t)
+        dw[(k * cpg + ci) * g.R * g.S + t] = static_cast<float>(taps[size_t(t)]);
+    }
 }
 
 // convolution(input, weight, bias?, stride, padding, dilation, transposed,

@@ -44,8 +44,13 @@ template <int Kind> std::string prepareMatmul(const Signature &sig) {
   return "";
 }
 
+/// out = alpha * a @ b (+ beta * bias, broadcast), `batch` products. Each
+/// element is the fixed-order sum over k in double; rows are computed a few
+/// at a time against b's rows converted once to contiguous doubles, so the
+/// inner loop runs over j with unit stride and the same order of sums.
 void matmul(const Tensor &a, const Tensor &b, const Tensor &out, int64_t batch,
             const Tensor *bias, double beta, double alpha) {
+  constexpr int64_t kRows = 4;
   int r = a.rank - 2;
   int64_t M = a.shape[r], K = a.shape[r + 1], N = b.shape[r + 1];
   const float *A = a.ptr<float>(), *B = b.ptr<float>();
@@ -54,18 +59,32 @@ void matmul(const Tensor &a, const Tensor &b, const Tensor &out, int64_t batch,
   Walk w(out);
   int ib = bias ? w.add(*bias) : 0;
   float *o = outf(out);
-  for (int64_t t = 0; t < batch; ++t)
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j, w.next()) {
-        double sum = 0;
-        const float *ar = A + t * ab + i * as0, *bc = B + t * bb + j * bs1;
-        for (int64_t k = 0; k < K; ++k)
-          sum += double(ar[k * as1]) * bc[k * bs0];
-        double value = alpha * sum;
-        if (bias)
-          value += beta * ldf(*bias, w.off[ib]);
-        o[(t * M + i) * N + j] = static_cast<float>(value);
+  std::vector<double> rowsOfB(size_t(K * N)), sums(size_t(kRows * N));
+  for (int64_t t = 0; t < batch; ++t) {
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j)
+        rowsOfB[size_t(k * N + j)] = B[t * bb + k * bs0 + j * bs1];
+    for (int64_t i0 = 0; i0 < M; i0 += kRows) {
+      int64_t rows = std::min(kRows, M - i0);
+      std::fill(sums.begin(), sums.end(), 0.0);
+      for (int64_t k = 0; k < K; ++k) {
+        const double *bk = &rowsOfB[size_t(k * N)];
+        for (int64_t i = 0; i < rows; ++i) {
+          double av = A[t * ab + (i0 + i) * as0 + k * as1];
+          double *sum = &sums[size_t(i * N)];
+          for (int64_t j = 0; j < N; ++j)
+            sum[j] += av * bk[j];
+        }
       }
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < N; ++j, w.next()) {
+          double value = alpha * sums[size_t(i * N + j)];
+          if (bias)
+            value += beta * ldf(*bias, w.off[ib]);
+          o[(t * M + i0 + i) * N + j] = static_cast<float>(value);
+        }
+    }
+  }
 }
 
 void runMm(const Call &c) { matmul(*c.tensor(0), *c.tensor(1), c.out(0), 1, nullptr, 0, 1); }
@@ -101,25 +120,9 @@ std::string prepareBaddbmm(const Signature &sig) {
 }
 
 void runBaddbmm(const Call &c) {
-  const Tensor &self = *c.tensor(0), &a = *c.tensor(1), &b = *c.tensor(2), &out = c.out(0);
-  double beta = c.f("beta", 1), alpha = c.f("alpha", 1);
-  int64_t B = a.shape[0], M = a.shape[1], K = a.shape[2], N = b.shape[2], idx[kMaxRank];
-  const float *A = a.ptr<float>(), *Bm = b.ptr<float>();
-  float *o = out.ptr<float>();
-  for (int64_t t = 0, at = 0; t < B; ++t)
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j, ++at) {
-        double sum = 0;
-        for (int64_t k = 0; k < K; ++k)
-          sum += double(A[t * a.strides[0] + i * a.strides[1] + k * a.strides[2]]) *
-                 Bm[t * b.strides[0] + k * b.strides[1] + j * b.strides[2]];
-        double value = alpha * sum;
-        if (beta != 0) {
-          idx[0] = t; idx[1] = i; idx[2] = j;
-          value += beta * *reinterpret_cast<const float *>(broadcastAt(self, idx, 3));
-        }
-        o[at] = static_cast<float>(value);
-      }
+  double beta = c.f("beta", 1);
+  matmul(*c.tensor(1), *c.tensor(2), c.out(0), c.tensor(1)->shape[0],
+         beta != 0 ? c.tensor(0) : nullptr, beta, c.f("alpha", 1));
 }
 
 } // namespace
