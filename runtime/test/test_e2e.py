@@ -11,7 +11,10 @@ Needs torch (for /usr/bin/python3) and the tools named by COOP_OPT,
 COOP_TRANSLATE and COOP_RUN; COOP_BACKEND names coop-run's backend (cpu
 when unset); COOP_E2E_POLICIES, comma-separated, the policies (b) checks
 (all when unset), and COOP_E2E_GRAPH_DIR the exported graphs (Graphs), so
-that ctest runs each model and policy as a test of its own."""
+that ctest runs each model and policy as a test of its own. Plans are
+kept there too: the backends' tests run the same plans, and the default's
+unlimited searches near the floor are the slowest steps of all."""
+import glob
 import os
 import re
 import struct
@@ -64,7 +67,7 @@ RTOL, ATOL = 1e-4, 1e-5
 DTYPE_BYTES = {pb.FLOAT32: 4, pb.INT64: 8, pb.BOOL: 1} if torch else {}
 TORCH_DTYPES = {pb.FLOAT32: "float32", pb.INT64: "int64"} if torch else {}
 # Where the e2e ctest fixtures wrote the models' graphs (`small_models.py
-# DIR MODEL`, once per build); unset, each test process exports its own.
+# DIR MODEL`, once per test run); unset, each test process exports its own.
 GRAPH_DIR = os.environ.get("COOP_E2E_GRAPH_DIR")
 
 
@@ -103,10 +106,20 @@ class Model:
         planned (below the floor, the policy runs out of memory, or the
         search's time limit, default 3 s, passes first). graph_passes
         False: --coop-compile's passes but its first two, the graph passes
-        coop-merge-duplicates and coop-hoist-state-updates."""
-        suffix = "" if graph_passes else ".raw"
-        path = os.path.join(self.workdir,
-                            f"{self.name}.{policy}.{ratio:.4f}{suffix}.plan")
+        coop-merge-duplicates and coop-hoist-state-updates. Kept in
+        GRAPH_DIR, where set, for the other backend's tests (a '.noplan'
+        file where none was found), unless a time limit may cut it: then
+        the answer depends on the machine's load."""
+        suffix = ("" if graph_passes else ".raw") + (
+            "" if time_limit is None else f".limit{time_limit}")
+        shared = GRAPH_DIR is not None and (policy != "search" or time_limit == 0)
+        stem = os.path.join(GRAPH_DIR if shared else self.workdir,
+                            f"{self.name}.{policy}.{ratio:.4f}{suffix}")
+        path, no_plan = stem + ".plan", stem + ".noplan"
+        if shared and os.path.exists(path):
+            return path
+        if shared and os.path.exists(no_plan):
+            return None
         options = f"ratio={ratio} policy={policy}" + (
             "" if time_limit is None else f" time-limit={time_limit}")
         pipeline = ([f"--coop-compile={options}"] if graph_passes else
@@ -117,16 +130,22 @@ class Model:
             input=self.mlir, capture_output=True, text=True)
         if compiled.returncode != 0:
             if "cannot plan" in compiled.stderr:
+                if shared:
+                    open(no_plan, "w").close()
                 return None
             raise AssertionError(compiled.stderr)
-        subprocess.run([tool("COOP_TRANSLATE"), "--coop-rt-to-plan", "-o", path],
+        # Written aside and renamed: tests running side by side may plan
+        # the same (policy, ratio) at once.
+        partial = f"{path}.{os.getpid()}"
+        subprocess.run([tool("COOP_TRANSLATE"), "--coop-rt-to-plan", "-o", partial],
                        input=compiled.stdout, check=True, capture_output=True,
                        text=True)
+        os.replace(partial, path)
         return path
 
     def run(self, plan, steps=STEPS):
         """(losses as float32 bit patterns, raw bytes of every argument)."""
-        dump = plan + ".args"
+        dump = os.path.join(self.workdir, os.path.basename(plan) + ".args")
         out = subprocess.run([tool("COOP_RUN"), plan, "--backend", BACKEND,
                               "--init", self.graph_path,
                               "--steps", str(steps), "--dump-arguments", dump],
@@ -318,11 +337,16 @@ class EndToEnd(ModelCase):
 
 class Graphs(unittest.TestCase):
     """The ctest fixtures runtime/e2e-graphs/<model>: each exports one model
-    into COOP_E2E_GRAPH_DIR, once per build, for the tests that run it."""
+    into COOP_E2E_GRAPH_DIR, once per test run, for the tests that run it,
+    and drops the model's plans kept there."""
 
     def export(self, name):
         if GRAPH_DIR is None:
             self.skipTest("COOP_E2E_GRAPH_DIR is unset: each test exports its models")
+        # Plans kept from an earlier run may come from other tools.
+        for kept in glob.glob(os.path.join(GRAPH_DIR, f"{name}.*.plan")) + glob.glob(
+                os.path.join(GRAPH_DIR, f"{name}.*.noplan")):
+            os.remove(kept)
         graph = small_models.write_graph(name, GRAPH_DIR)
         self.assertTrue(graph.ops, f"{name}: the export has no ops")
 
