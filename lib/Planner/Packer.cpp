@@ -59,10 +59,17 @@ constexpr int64_t kProbeShareWhenFull = 8;
 /// times a random factor in [1, 1 + kRestartNoise].
 constexpr double kRestartNoise = 2.0;
 
-/// A restart near the incumbent rebuilds it but in a window of up to this
-/// many sections either side of a buffer at its peak, where each buffer's
-/// offset is lifted by a random share of up to kNearIncumbentNoise of the
-/// peak before the offsets break ties.
+/// Restarts near the incumbent come in two kinds. One keeps its buffers
+/// whose top is at most a level drawn in [kKeptShareLeast, kKeptShareMost)
+/// of its peak and searches the rest again above them (keepIncumbentBelow;
+/// other ranges, [0.3, 0.8) to [0.6, 0.95), were within 0.2 % of the lower
+/// bound of it on perfect sets, bench/packing/results.md). The other
+/// rebuilds it but in a window of up to kNearIncumbentWindow sections
+/// either side of a buffer at its peak, where each buffer's offset is
+/// lifted by a random share of up to kNearIncumbentNoise of the peak
+/// before the offsets break ties (rankNearIncumbent).
+constexpr double kKeptShareLeast = 0.1;
+constexpr double kKeptShareMost = 0.6;
 constexpr int32_t kNearIncumbentWindow = 8;
 constexpr double kNearIncumbentNoise = 0.3;
 
@@ -597,6 +604,7 @@ public:
     contentionRank_.resize(n);
     for (size_t r = 0; r < n; ++r)
       contentionRank_[order[r]] = int32_t(r);
+    rank_ = contentionRank_; // sized for a run that starts near an incumbent
     uint64_t state = 0x9E3779B97F4A7C15ull;
     zobrist_.resize(n);
     for (uint64_t &z : zobrist_)
@@ -614,7 +622,11 @@ public:
   /// attempts go on from where the earlier runs left off (no run's orders
   /// are tried twice), else they start afresh. With an `incumbent` (the
   /// best packing so far, one step above the capacity), the uniformly
-  /// random restarts give way to restarts near it (rankNearIncumbent).
+  /// random restarts give way to restarts near it, of the kind that found
+  /// more packings so far more often (as adaptive large-neighbourhood
+  /// searches choose their moves): keeping its bottom pays on large sets,
+  /// rebuilding it but for a window on small ones (perfect sets of 500 /
+  /// 100 buffers, bench/packing/results.md).
   Outcome run(int64_t capacity, int64_t nodes, Packing *found,
               bool newOrders = false, const Packing *incumbent = nullptr) {
     capacity_ = capacity;
@@ -625,8 +637,19 @@ public:
         int64_t(p_.size.size());
     for (uint64_t attempt = newOrders ? attempts_ : 0;; ++attempt) {
       attempts_ = std::max(attempts_, attempt + 1);
+      kept_.clear();
+      failedKeeping_.clear();
+      windowAttempt_ = false;
       if (incumbent && attempt % 2 == 0) {
-        rankNearIncumbent(*incumbent, attempt);
+        // Each kind drawn with odds of its packings found + 1.
+        const uint64_t odds = keepWins_ + windowWins_ + 2;
+        if (mix(attempt * 0x51ED27ull + 11) % odds < keepWins_ + 1) {
+          keepIncumbentBelow(*incumbent, attempt);
+          rankByNoisyArea(attempt);
+        } else {
+          windowAttempt_ = true;
+          rankNearIncumbent(*incumbent, attempt);
+        }
       } else if (attempt == 0) {
         rank_ = contentionRank_;
       } else if (attempt % 2 == 1) {
@@ -642,9 +665,12 @@ public:
         for (size_t i = 0; i < offset_.size(); ++i)
           found->peak = std::max(found->peak, offset_[i] + p_.size[i]);
         found->method = "search";
+        keepWins_ += !kept_.empty();
+        windowWins_ += windowAttempt_;
         return Outcome::Found;
       }
-      if (!outOfNodes_)
+      // Exhausted with buffers kept in place proves nothing.
+      if (!outOfNodes_ && kept_.empty())
         return Outcome::Infeasible;
       if (nodes_ >= limit)
         return Outcome::OutOfNodes;
@@ -737,6 +763,34 @@ private:
     rankByKeys(keyed, std::less<>());
   }
 
+  /// A restart near the incumbent, ruin and recreate as large-neighbourhood
+  /// searches do: the incumbent's buffers whose top is at most a level
+  /// drawn in [kKeptShareLeast, kKeptShareMost) of its peak are kept
+  /// (placed first, in order of offset, each at its floor: where the
+  /// incumbent has it or lower), and the search places the rest above them,
+  /// ties broken by noisy area. A search packs from the bottom up, so the
+  /// space it wastes lies mostly high up (on perfect sets of 200 buffers
+  /// nearly all of it above 0.3 of the peak): the restart keeps a tight
+  /// bottom and searches again, as a smaller instance, where the incumbent
+  /// wasted space. On perfect sets of 500 buffers the restarts by a window
+  /// (rankNearIncumbent) found no lower packing at all (a perfect set's
+  /// lifetimes are long, so a window frees most of it, and ranks rebuild
+  /// the rest only approximately), these about half of those found one
+  /// step below the best (bench/packing/results.md).
+  void keepIncumbentBelow(const Packing &incumbent, uint64_t attempt) {
+    const double draw =
+        double(mix(attempt * 0x9E3779B97F4A7C15ull) >> 11) * 0x1.0p-53;
+    const double share =
+        kKeptShareLeast + (kKeptShareMost - kKeptShareLeast) * draw;
+    const int64_t level = int64_t(share * double(incumbent.peak));
+    for (size_t b = 0; b < rank_.size(); ++b)
+      if (incumbent.offset[b] + p_.size[b] <= level)
+        kept_.push_back(int32_t(b));
+    std::sort(kept_.begin(), kept_.end(), [&](int32_t a, int32_t b) {
+      return incumbent.offset[a] < incumbent.offset[b];
+    });
+  }
+
   uint64_t floorKey(int32_t b, int64_t floor) const {
     return mix(zobrist_[b] ^ uint64_t(floor));
   }
@@ -778,6 +832,13 @@ private:
     floorTrail_.clear();
     risen_.clear();
     outOfNodes_ = false;
+    // A kept buffer costs a node like a placement the search makes: an
+    // attempt whose kept part leaves no room fails after those.
+    for (int32_t b : kept_) {
+      if (outOfBudget())
+        return false;
+      place(b, floor_[b]);
+    }
     std::vector<int32_t> all(n);
     std::iota(all.begin(), all.end(), 0);
     return descendAfterCuts(0, p_.sections - 1, all, 0, p_.sections - 1, 0,
@@ -838,7 +899,7 @@ private:
             mix(uint64_t(lastOffset) * 0x100000001B3ull +
                 uint64_t(uint32_t(lastBegin)) * 0x9E3779B1ull +
                 (uint64_t(uint32_t(lo)) << 32) + uint32_t(hi)));
-    if (failed_.count(key))
+    if (failed().count(key))
       return false;
     std::sort(candidates.begin(), candidates.end(),
               [&](const Candidate &x, const Candidate &y) {
@@ -866,7 +927,7 @@ private:
       if ((!feasible && outOfBudget()) || outOfNodes_)
         return false;
     }
-    failed_.insert(key);
+    failed().insert(key);
     return false;
   }
 
@@ -918,7 +979,7 @@ private:
         mix(placedHash_ ^ floorHash_ ^
             mix(uint64_t(level) * 0x100000001B3ull + holesKey(lo, hi, level) +
                 (uint64_t(uint32_t(lo)) << 32) + uint32_t(hi)));
-    if (failed_.count(key))
+    if (failed().count(key))
       return false;
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](const Candidate &c) {
@@ -956,7 +1017,7 @@ private:
     }
     if (!holesFit) {
       undoHoles(holeMark);
-      failed_.insert(key);
+      failed().insert(key);
       return false;
     }
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
@@ -993,7 +1054,7 @@ private:
       return true;
     undoHoles(holeMark);
     if (!outOfNodes_)
-      failed_.insert(key);
+      failed().insert(key);
     return false;
   }
 
@@ -1492,8 +1553,20 @@ private:
   std::vector<std::pair<int32_t, int64_t>> holeTrail_;
   std::vector<int32_t> cover_;
   uint64_t placedHash_ = 0, floorHash_ = 0;
-  /// The states that failed at this capacity.
-  std::unordered_set<uint64_t> failed_;
+  /// The states that failed at this capacity; and those that failed in
+  /// this attempt, where buffers were kept in place: a state reached so
+  /// may lie outside the canonical order, so its failure is not kept for
+  /// the attempts whose exhaustion proves the capacity infeasible.
+  std::unordered_set<uint64_t> failed_, failedKeeping_;
+  std::unordered_set<uint64_t> &failed() {
+    return kept_.empty() ? failed_ : failedKeeping_;
+  }
+  /// The incumbent's buffers this attempt keeps, in order of offset;
+  /// whether it is a restart by a window; the packings each kind of restart
+  /// near an incumbent found.
+  std::vector<int32_t> kept_;
+  bool windowAttempt_ = false;
+  uint64_t keepWins_ = 0, windowWins_ = 0;
   int64_t nodes_ = 0;
   uint64_t attempts_ = 0; // the most any run has made
   bool outOfNodes_ = false;
