@@ -629,7 +629,7 @@ private:
   std::vector<uint32_t> opStamp_; // closure visits of the current op
   uint32_t chainEpoch_ = 0;
   std::vector<uint32_t> chainStamp_; // recomputeChainCost visits
-  std::vector<OpId> chainStack_;
+  std::vector<StepAnalysis::ChainRead> chainStack_; // the walk's ops to run
   std::vector<OpId> closure_;     // ops to recompute for the current op
   /// Per content: not evicted before this op (simulate() fills it on retries).
   const std::vector<OpId> &keepUntil_;
@@ -801,26 +801,28 @@ double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
   // the bound the cost is underestimated, as e* does everywhere.
   constexpr int kChainOpLimit = 32;
   ++chainEpoch_;
-  chainStack_.assign(1, g_.tensors[t].producer);
-  chainStamp_[chainStack_.back()] = chainEpoch_;
+  const OpId root = g_.tensors[t].producer;
+  chainStack_.assign(1, {t, root, values_[t].producerCost});
+  chainStamp_[root] = chainEpoch_;
   double cost = 0;
   for (int visited = 0; !chainStack_.empty() && visited < kChainOpLimit;
        ++visited) {
-    const OpId op = chainStack_.back();
+    const StepAnalysis::ChainRead step = chainStack_.back();
     chainStack_.pop_back();
-    cost += g_.ops[op].costUs;
-    for (TensorId in : a_.recomputeReads[op]) {
-      const OpId producer = g_.tensors[in].producer;
-      if (producer == kNone || !a_.recomputable[in] ||
-          chainStamp_[producer] == chainEpoch_)
+    cost += step.producerCostUs;
+    const int64_t end = a_.chainReadStart[step.producer + 1];
+    for (int64_t i = a_.chainReadStart[step.producer]; i < end; ++i) {
+      const StepAnalysis::ChainRead &read = a_.chainReads[i];
+      if (chainStamp_[read.producer] == chainEpoch_)
         continue;
+      const TensorId in = read.value;
       if (remember)
         chainReaders_[in].push_back(t);
       const bool goneBy = !values_[in].resident ||
                           (a_.lastUse[in] < at && !retainedAt(in, at));
       if (goneBy) {
-        chainStamp_[producer] = chainEpoch_;
-        chainStack_.push_back(producer);
+        chainStamp_[read.producer] = chainEpoch_;
+        chainStack_.push_back(read);
       }
     }
   }
