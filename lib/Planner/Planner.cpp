@@ -830,8 +830,13 @@ double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
       if (chainStamp_[read.producer] == chainEpoch_)
         continue;
       const TensorId in = read.value;
-      if (remember)
-        chainReaders_[in].push_back(t);
+      if (remember) {
+        // A value walked again since its last walk through `in` is listed
+        // once: forgetting it twice is forgetting it once.
+        std::vector<TensorId> &readers = chainReaders_[in];
+        if (readers.empty() || readers.back() != t)
+          readers.push_back(t);
+      }
       const bool goneBy = !values_[in].resident ||
                           (a_.lastUse[in] < at && !retainedAt(in, at));
       if (goneBy) {
