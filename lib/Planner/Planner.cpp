@@ -192,14 +192,16 @@ public:
             const StepAnalysis &analysis, Plan &plan,
             const std::vector<OpId> &keepUntil,
             const std::vector<char> &packLow,
-            const std::vector<OpId> &retainUntil, bool recursiveClosures)
+            const std::vector<OpId> &retainUntil, bool recursiveClosures,
+            std::vector<std::vector<TensorId>> &chainReaders)
       : g_(graph), options_(options), plan_(plan),
         a_(analysis), values_(graph.tensors.size()),
         placements_(graph.tensors.size()),
         opStamp_(graph.ops.size(), 0), chainStamp_(graph.ops.size(), 0),
         keepUntil_(keepUntil),
         packLow_(packLow), retainUntil_(retainUntil),
-        retireAt_(graph.ops.size()), recursiveClosures_(recursiveClosures) {
+        retireAt_(graph.ops.size()), recursiveClosures_(recursiveClosures),
+        chainReaders_(chainReaders) {
     for (size_t t = 0; t < retainUntil.size(); ++t)
       if (retainUntil[t] > a_.lastUse[t] && retainUntil[t] < OpId(graph.ops.size()))
         retireAt_[retainUntil[t]].push_back(static_cast<TensorId>(t));
@@ -299,8 +301,17 @@ private:
   void freeUnwantedSiblings(OpId op, TensorId except);
   Status checkRecomputable(TensorId content) const;
   bool shouldConsumeOperand(TensorId operand, TensorId output, OpId op);
+  /// What an allocation is for: an output or a discarded output (`id` the
+  /// value), or the workspace of op `id`.
+  struct Request {
+    enum Kind { Output, Discarded, Workspace } kind;
+    int32_t id;
+  };
+  /// Only a failure's message spells a request out: building the string
+  /// for every allocation took 3 % of the LSTM's plan search.
+  std::string describe(Request request) const;
   Status allocate(int64_t size, int32_t owner, bool expensive,
-                  const std::string &what, Arena **region, int64_t *offset);
+                  Request request, Arena **region, int64_t *offset);
   bool fitsWithoutEviction(int64_t size) const;
   bool makeRoom(Arena &region, int64_t size);
   /// What score() divides by, and (lookahead) the read it looks ahead to.
@@ -629,7 +640,7 @@ private:
   std::vector<uint32_t> opStamp_; // closure visits of the current op
   uint32_t chainEpoch_ = 0;
   std::vector<uint32_t> chainStamp_; // recomputeChainCost visits
-  std::vector<OpId> chainStack_;
+  std::vector<StepAnalysis::ChainRead> chainStack_; // the walk's ops to run
   std::vector<OpId> closure_;     // ops to recompute for the current op
   /// Per content: not evicted before this op (simulate() fills it on retries).
   const std::vector<OpId> &keepUntil_;
@@ -655,8 +666,9 @@ private:
   bool boundedSearch_ = false;
   double totalOpCost_ = 0;
   /// Per content: the values whose remembered chain cost read its
-  /// residency (may repeat, and name values remembered again since).
-  std::vector<std::vector<TensorId>> chainReaders_;
+  /// residency (may repeat, and name values remembered again since). The
+  /// lists are the replays' (ReplayScratch), emptied by run().
+  std::vector<std::vector<TensorId>> &chainReaders_;
   /// The slots of a run, in a vector kept at the most a run has held, so
   /// that appending one (the walk does for every piece it keeps) is a
   /// store rather than a call.
@@ -681,6 +693,8 @@ private:
   /// that no piece but the last holds the request alone, so that the
   /// sliding sums start afresh in each run.
   WindowRun run_;
+  /// chooseWindow()'s victims, kept for their capacity.
+  std::vector<TensorId> victims_;
   /// Per block of main_ and of small_ (see chooseWindow()).
   std::vector<BlockCopy> mainBlockCopies_, smallBlockCopies_;
   uint64_t searches_ = 0; // chooseWindow() calls so far
@@ -801,26 +815,33 @@ double Simulator::recomputeChainCost(TensorId t, OpId at, bool remember) {
   // the bound the cost is underestimated, as e* does everywhere.
   constexpr int kChainOpLimit = 32;
   ++chainEpoch_;
-  chainStack_.assign(1, g_.tensors[t].producer);
-  chainStamp_[chainStack_.back()] = chainEpoch_;
+  const OpId root = g_.tensors[t].producer;
+  chainStack_.assign(1, {t, root, values_[t].producerCost});
+  chainStamp_[root] = chainEpoch_;
   double cost = 0;
   for (int visited = 0; !chainStack_.empty() && visited < kChainOpLimit;
        ++visited) {
-    const OpId op = chainStack_.back();
+    const StepAnalysis::ChainRead step = chainStack_.back();
     chainStack_.pop_back();
-    cost += g_.ops[op].costUs;
-    for (TensorId in : a_.recomputeReads[op]) {
-      const OpId producer = g_.tensors[in].producer;
-      if (producer == kNone || !a_.recomputable[in] ||
-          chainStamp_[producer] == chainEpoch_)
+    cost += step.producerCostUs;
+    const int64_t end = a_.chainReadStart[step.producer + 1];
+    for (int64_t i = a_.chainReadStart[step.producer]; i < end; ++i) {
+      const StepAnalysis::ChainRead &read = a_.chainReads[i];
+      if (chainStamp_[read.producer] == chainEpoch_)
         continue;
-      if (remember)
-        chainReaders_[in].push_back(t);
+      const TensorId in = read.value;
+      if (remember) {
+        // A value walked again since its last walk through `in` is listed
+        // once: forgetting it twice is forgetting it once.
+        std::vector<TensorId> &readers = chainReaders_[in];
+        if (readers.empty() || readers.back() != t)
+          readers.push_back(t);
+      }
       const bool goneBy = !values_[in].resident ||
                           (a_.lastUse[in] < at && !retainedAt(in, at));
       if (goneBy) {
-        chainStamp_[producer] = chainEpoch_;
-        chainStack_.push_back(producer);
+        chainStamp_[read.producer] = chainEpoch_;
+        chainStack_.push_back(read);
       }
     }
   }
@@ -1473,10 +1494,9 @@ bool Simulator::makeRoom(Arena &region, int64_t size) {
   const bool window = options_.policy == Policy::Coop ||
                       options_.policy == Policy::Lookahead;
   if (window && options_.slidingWindow) {
-    std::vector<TensorId> victims;
-    if (!timed([&] { return chooseWindow(region, size, &victims); }))
+    if (!timed([&] { return chooseWindow(region, size, &victims_); }))
       return false;
-    for (TensorId victim : victims)
+    for (TensorId victim : victims_)
       drop(victim, InstructionKind::Evict);
     return true;
   }
@@ -1496,14 +1516,27 @@ bool Simulator::fitsWithoutEviction(int64_t size) const {
   return main_.fits(size);
 }
 
+std::string Simulator::describe(Request request) const {
+  switch (request.kind) {
+  case Request::Output:
+    return "'" + g_.tensors[request.id].name + "'";
+  case Request::Discarded:
+    return "the discarded '" + g_.tensors[request.id].name + "'";
+  case Request::Workspace:
+    break;
+  }
+  return "the workspace of " + describeOp(request.id);
+}
+
 Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
-                           const std::string &what, Arena **region,
+                           Request request, Arena **region,
                            int64_t *offset) {
   const bool atHighEdge = options_.twoEndedPartitioning && !expensive;
-  std::vector<Arena *> regions;
-  if (small_.size() > 0 && size <= options_.smallTensorBytes)
-    regions.push_back(&small_);
-  regions.push_back(&main_);
+  // The small region first where it may take the request (a fixed list:
+  // a vector here was a heap allocation per request).
+  const std::array<Arena *, 2> regions = {&small_, &main_};
+  const size_t firstRegion =
+      small_.size() > 0 && size <= options_.smallTensorBytes ? 0 : 1;
   // A value the replay keeps resident is as good as unevictable until
   // then: pack it low, next to the persistent state, out of the windows.
   const bool packLow = owner >= 0 && (kept(owner) || packLow_[owner]);
@@ -1511,15 +1544,15 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
     return packLow ? r->allocateLowest(size, owner)
                    : r->allocate(size, owner, atHighEdge);
   };
-  for (Arena *r : regions)
-    if ((*offset = place(r)) >= 0) {
+  for (size_t i = firstRegion; i < regions.size(); ++i)
+    if (Arena *r = regions[i]; (*offset = place(r)) >= 0) {
       *region = r;
       noteAllocated(*offset, size);
       return Status::ok();
     }
   if (options_.policy != Policy::None)
-    for (Arena *r : regions)
-      if (makeRoom(*r, size)) {
+    for (size_t i = firstRegion; i < regions.size(); ++i)
+      if (Arena *r = regions[i]; makeRoom(*r, size)) {
         *offset = place(r);
         assert(*offset >= 0);
         *region = r;
@@ -1543,7 +1576,7 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
   std::string message =
       "out of memory at " + describeOp(currentOp_) + " under policy " +
       policyName(options_.policy) + ": cannot place " + std::to_string(size) +
-      " bytes for " + what + " in a budget of " +
+      " bytes for " + describe(request) + " in a budget of " +
       std::to_string(options_.budgetBytes) + " bytes (largest free piece " +
       std::to_string(largest) + ", " +
       std::to_string(main_.freeBytes() + small_.freeBytes()) +
@@ -1619,7 +1652,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
     Arena *region = nullptr;
     int64_t offset = -1;
     Status st = allocate(size, out, a_.expensive[out],
-                         "'" + g_.tensors[out].name + "'", &region, &offset);
+                         {Request::Output, out}, &region, &offset);
     if (!st)
       return st;
     place(out, region, offset, size);
@@ -1636,8 +1669,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
     Arena *region = nullptr;
     int64_t offset = -1;
     Status st = allocate(size, kWorkspaceOwner, a_.expensive[out],
-                         "the discarded '" + g_.tensors[out].name + "'",
-                         &region, &offset);
+                         {Request::Discarded, out}, &region, &offset);
     if (!st)
       return st;
     ins.discarded.push_back({out, offset, size, false});
@@ -1648,7 +1680,7 @@ Status Simulator::execute(OpId k, bool isRecompute) {
     ins.workspaceBytes = allocationSize(op.workspaceBytes, options_.alignment);
     bool expensive = isExpensiveKernel(op, ins.workspaceBytes, options_);
     Status st = allocate(ins.workspaceBytes, kWorkspaceOwner, expensive,
-                         "the workspace of " + describeOp(k), &wsRegion,
+                         {Request::Workspace, k}, &wsRegion,
                          &ins.workspaceOffset);
     if (!st)
       return st;
@@ -1900,6 +1932,8 @@ Status Simulator::run() {
   for (size_t t = 0; t < g_.tensors.size(); ++t)
     setEvictableOps(TensorId(t));
   chainReaders_.resize(g_.tensors.size());
+  for (std::vector<TensorId> &readers : chainReaders_)
+    readers.clear();
   if (options_.budgetBytes < a_.floorBytes) {
     std::string message =
         "budget of " + std::to_string(options_.budgetBytes) +
@@ -1943,6 +1977,9 @@ Status Simulator::run() {
     persistentEnd_ = std::max(persistentEnd_, offset + size);
   }
 
+  // Every op runs, and most values are freed: room for that many
+  // instructions at once instead of growing (and moving) them.
+  plan_.instructions.reserve(g_.ops.size() + g_.tensors.size());
   double costLeftUs = stats.baselineCostUs;
   for (OpId k = 0; k < OpId(g_.ops.size()); ++k) {
     // One replay of a large step can take a second: bounded too.
@@ -2006,9 +2043,18 @@ struct ReplayLessons {
   bool recursiveClosures = false;
 };
 
+/// What the replays of one simulate() call hand on to each other rather
+/// than allocate again: the chain readers' lists (Simulator::
+/// chainReaders_), whose growth from empty in every replay took 3.5 % of
+/// the LSTM's plan search.
+struct ReplayScratch {
+  std::vector<std::vector<TensorId>> chainReaders;
+};
+
 /// One series of replays (see simulate()).
 Status replay(const Graph &graph, const PlanOptions &options,
-              const StepAnalysis &analysis, ReplayLessons lessons, Plan *out) {
+              const StepAnalysis &analysis, ReplayLessons lessons,
+              ReplayScratch &scratch, Plan *out) {
   LearnedLessons learned = firstLessons(graph, options);
   learned.recursiveClosures |= lessons.recursiveClosures;
   std::vector<OpId> &keepUntil = learned.keepUntil;
@@ -2021,7 +2067,8 @@ Status replay(const Graph &graph, const PlanOptions &options,
     out->twoEndedPartitioning = options.twoEndedPartitioning;
     out->budgetBytes = options.budgetBytes;
     Simulator simulator(graph, options, analysis, *out, keepUntil, packLow,
-                        retainUntil, learned.recursiveClosures);
+                        retainUntil, learned.recursiveClosures,
+                        scratch.chainReaders);
     Status st = simulator.run();
     if (st) {
       // What it learned, for a simulation without replays to plan again.
@@ -2092,7 +2139,9 @@ Status simulate(const Graph &graph, const PlanOptions &options,
   // the first replay gives exactly the plain policy's plan.
   // The step analysis depends on neither the lessons nor the attempt:
   // made once for every replay (11 % of a thorough BiLSTM plan).
-  Status first = replay(graph, options, analysis, ReplayLessons(), out);
+  ReplayScratch scratch;
+  Status first =
+      replay(graph, options, analysis, ReplayLessons(), scratch, out);
   if (first || options.policy == Policy::None || !options.learnFromFailures ||
       first.message().rfind("out of memory", 0) != 0)
     return first;
@@ -2108,7 +2157,7 @@ Status simulate(const Graph &graph, const PlanOptions &options,
   // higher cost.
   bool costBoundReached = out->stats.costBoundReached;
   auto replayed = [&](ReplayLessons lessons) {
-    Status st = replay(graph, options, analysis, lessons, out);
+    Status st = replay(graph, options, analysis, lessons, scratch, out);
     costBoundReached |= out->stats.costBoundReached;
     return bool(st);
   };

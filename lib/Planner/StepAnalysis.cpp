@@ -147,6 +147,16 @@ StepAnalysis analyse(const Graph &g, const PlanOptions &options) {
         a.dieAt[a.lastUse[out]].push_back(out);
     }
   }
+  a.chainReadStart.reserve(g.ops.size() + 1);
+  for (const std::vector<TensorId> &reads : a.recomputeReads) {
+    a.chainReadStart.push_back(int64_t(a.chainReads.size()));
+    for (TensorId in : reads) {
+      const OpId producer = g.tensors[in].producer;
+      if (producer != kNone && a.recomputable[in])
+        a.chainReads.push_back({in, producer, g.ops[producer].costUs});
+    }
+  }
+  a.chainReadStart.push_back(int64_t(a.chainReads.size()));
   // Derived values that may be evicted bring their inputs back when they
   // are recomputed, so an input may be needed until the derived value's own
   // last recompute use.

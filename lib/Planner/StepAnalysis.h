@@ -45,6 +45,18 @@ struct StepAnalysis {
   /// Per non-view op: the inputs a recomputation reads (contents, with
   /// repeats): all but those overwritten by discarded outputs.
   std::vector<std::vector<TensorId>> recomputeReads;
+  /// Per non-view op: of its recomputeReads, in order, those a lookahead
+  /// chain walk may follow (recomputable, with a producer), each with its
+  /// producer and that producer's cost, at [chainReadStart[k],
+  /// chainReadStart[k + 1]) of chainReads: the walk scores every victim
+  /// candidate, and the graph's records it would read otherwise are wide.
+  struct ChainRead {
+    TensorId value;
+    OpId producer;
+    double producerCostUs;
+  };
+  std::vector<int64_t> chainReadStart;
+  std::vector<ChainRead> chainReads;
   /// Per content: the last op that may read it, directly or by recomputing
   /// a value derived from it (>= lastUse).
   std::vector<int32_t> lastRecomputeUse;
