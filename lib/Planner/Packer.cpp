@@ -1697,14 +1697,18 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
         // Aim at what is good enough first, then bisect between the least
         // capacity not given up on and the best found. A capacity that
         // runs out of nodes is given up: search above it, without a proof.
+        // A target gets every node: a packing above it is of no use.
         int64_t tried = multiple(goodEnough);
         for (bool first = true; best.peak > goodEnough && tried < best.peak &&
-                                search.nodesLeft() > 0;
+                                search.nodesLeft() > 0 && (first || target == 0);
              first = false) {
           const int64_t capacity =
               first ? tried : multiple(tried + (best.peak - 1 - tried) / 2);
           Packing found;
-          switch (search.run(capacity, search.probeNodes(), &found)) {
+          switch (search.run(capacity,
+                             target == 0 ? search.probeNodes()
+                                         : search.nodesLeft(),
+                             &found)) {
           case CanonicalSearch::Outcome::Found:
             best = std::move(found);
             break;

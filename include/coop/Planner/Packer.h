@@ -46,7 +46,9 @@ struct PackOptions {
   /// searchNodeLimit is 0).
   int64_t searchMaxBuffers = 2000;
   /// Stop improving once the peak is at most this many bytes (0: only at
-  /// the lower bound); no exact search when the lower bound is above it.
+  /// the lower bound); no exact search when the lower bound is above it,
+  /// else every node of it at this peak (none above: a packing that misses
+  /// the target is of no use, so on a miss the peak is the greedy orders').
   /// A plan that must fit a budget needs no better, and can get no more.
   int64_t targetPeak = 0;
   /// Only the initial packing's order (dropped onto the skyline, then
