@@ -9,9 +9,14 @@
 //   coop-packing-bench [--kinds perfect,random,stack,mixed]
 //                      [--sizes 100,200,500,1000,10000,100000]
 //                      [--seeds N] [--node-limit N]
+//   coop-packing-bench --csv FILE[,FILE...] [--capacity BYTES] [--node-limit N]
 //
 // --seeds defaults to 20 for sets of up to 1,000 buffers and to 3 above;
-// --node-limit to PackOptions' default.
+// --node-limit to PackOptions' default. --csv packs instances from files
+// instead, one row each, in MiniMalloc's format (a header naming the
+// columns, among them start or lower, end or upper (exclusive), and size;
+// others are ignored), and with --capacity also packs each to fit it, as a
+// plan packs to fit its budget.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -34,6 +40,8 @@ struct Config {
   std::vector<int64_t> sizes{100, 200, 500, 1000, 10000, 100000};
   int64_t seeds = 0; // 0: by size
   PackOptions options;
+  std::vector<std::string> csvFiles;
+  int64_t capacity = 0; // 0: none
 };
 
 /// Mean and maximum of a series of samples.
@@ -102,6 +110,11 @@ bool parseArguments(int argc, char **argv, Config *config) {
         return false;
     } else if (name == "--node-limit") {
       if (!parseCount(value, &config->options.searchNodeLimit))
+        return false;
+    } else if (name == "--csv") {
+      config->csvFiles = splitAtCommas(value);
+    } else if (name == "--capacity") {
+      if (!parseCount(value, &config->capacity) || config->capacity == 0)
         return false;
     } else {
       return false;
@@ -180,17 +193,136 @@ bool benchRow(IntervalKind kind, int64_t size, const Config &config) {
   return true;
 }
 
+/// Reads an instance in MiniMalloc's CSV format: a header line, then one
+/// buffer a line. Lifetimes there are half-open, [start, end).
+Status readCsv(const std::string &path, std::vector<PackBuffer> *buffers) {
+  std::ifstream in(path);
+  if (!in)
+    return Status::error(path + ": cannot open");
+  std::string line;
+  if (!std::getline(in, line))
+    return Status::error(path + ": empty, expected a header line");
+  if (!line.empty() && line.back() == '\r')
+    line.pop_back();
+  const std::vector<std::string> header = splitAtCommas(line);
+  auto column = [&](std::initializer_list<const char *> names) {
+    for (size_t c = 0; c < header.size(); ++c)
+      for (const char *name : names)
+        if (header[c] == name)
+          return int(c);
+    return -1;
+  };
+  const int start = column({"start", "lower"}), end = column({"end", "upper"}),
+            size = column({"size"}), alignment = column({"alignment"});
+  if (start < 0 || end < 0 || size < 0)
+    return Status::error(path + ":1: the header names no start (or lower), " +
+                         "end (or upper) or size column: " + line);
+  for (int number = 2; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.empty())
+      continue;
+    const std::vector<std::string> fields = splitAtCommas(line);
+    const std::string where = path + ":" + std::to_string(number) + ": ";
+    int64_t first = 0, past = 0, bytes = 0, align = 1;
+    if (fields.size() != header.size() ||
+        !parseCount(fields[size_t(start)], &first) ||
+        !parseCount(fields[size_t(end)], &past) ||
+        !parseCount(fields[size_t(size)], &bytes) ||
+        (alignment >= 0 && !parseCount(fields[size_t(alignment)], &align)))
+      return Status::error(where + "expected " + std::to_string(header.size()) +
+                           " non-negative integers: " + line);
+    if (past <= first)
+      return Status::error(where + "the lifetime ends before it starts");
+    if (align > 1)
+      return Status::error(where + "per-buffer alignment is not supported");
+    buffers->push_back({first, past - 1, bytes});
+  }
+  return Status::ok();
+}
+
+/// One row per instance file: packed as low as it goes, and, with a
+/// capacity, packed to fit it; false when reading or a packing fails.
+bool benchFile(const std::string &path, const Config &config) {
+  std::vector<PackBuffer> buffers;
+  if (Status st = readCsv(path, &buffers); !st) {
+    std::fprintf(stderr, "%s\n", st.message().c_str());
+    return false;
+  }
+  PackOptions fitting = config.options;
+  fitting.targetPeak = config.capacity;
+  Series ratio, seconds, onlineRatio, onlineSeconds, fitRatio, fitSeconds;
+  PackResult packed, online, fitted;
+  const int64_t alignment = config.options.alignment;
+  const bool ok =
+      measure(
+          "packBuffers", buffers, alignment,
+          [&](PackResult *r) {
+            return packBuffers(buffers, config.options, r);
+          },
+          &ratio, &seconds, &packed) &&
+      measure(
+          "packBestFitOnline", buffers, alignment,
+          [&](PackResult *r) {
+            return packBestFitOnline(buffers, alignment, r);
+          },
+          &onlineRatio, &onlineSeconds, &online) &&
+      (config.capacity == 0 ||
+       measure(
+           "packBuffers to fit", buffers, alignment,
+           [&](PackResult *r) { return packBuffers(buffers, fitting, r); },
+           &fitRatio, &fitSeconds, &fitted));
+  if (!ok) {
+    std::fprintf(stderr, "on %s\n", path.c_str());
+    return false;
+  }
+  std::printf("| %s | %zu | %lld | %lld | %.4f | %s | %.2f | %.4f |",
+              path.c_str(), buffers.size(), (long long)packed.lowerBound,
+              (long long)packed.peak, ratio.mean(),
+              packed.provedOptimal ? "yes" : "no", seconds.mean() * 1e3,
+              onlineRatio.mean());
+  if (config.capacity)
+    std::printf(" %s | %.2f |", fitted.peak <= config.capacity ? "yes" : "no",
+                fitSeconds.mean() * 1e3);
+  std::printf("\n");
+  std::fflush(stdout);
+  return true;
+}
+
+int benchFiles(const Config &config) {
+  std::printf(
+      "Instances from files; search node limit %lld%s.\n\n",
+      (long long)config.options.searchNodeLimit,
+      config.capacity
+          ? ("; capacity " + std::to_string(config.capacity) + " bytes").c_str()
+          : "");
+  std::printf("| file | buffers | lower bound | peak | peak / lower bound | "
+              "proved optimal | pack ms | best fit peak / lower bound |%s\n",
+              config.capacity ? " fits the capacity | ms to fit |" : "");
+  std::printf("|---|--:|--:|--:|--:|--:|--:|--:|%s\n",
+              config.capacity ? "--:|--:|" : "");
+  for (const std::string &path : config.csvFiles)
+    if (!benchFile(path, config))
+      return 1;
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   Config config;
-  if (!parseArguments(argc, argv, &config)) {
+  if (!parseArguments(argc, argv, &config) ||
+      (config.capacity && config.csvFiles.empty())) {
     std::fprintf(stderr,
                  "usage: %s [--kinds perfect,random,stack,mixed] "
-                 "[--sizes 100,200,...] [--seeds N] [--node-limit N]\n",
-                 argv[0]);
+                 "[--sizes 100,200,...] [--seeds N] [--node-limit N]\n"
+                 "       %s --csv FILE[,FILE...] [--capacity BYTES] "
+                 "[--node-limit N]\n",
+                 argv[0], argv[0]);
     return 2;
   }
+  if (!config.csvFiles.empty())
+    return benchFiles(config);
   std::printf("Peak / lower bound per set (1 is optimal); search node limit "
               "%lld.\n\n",
               (long long)config.options.searchNodeLimit);
