@@ -622,7 +622,7 @@ public:
   /// so the failed states are kept across restarts. With `newOrders`, the
   /// attempts go on from where the earlier runs left off (no run's orders
   /// are tried twice), else they start afresh. With an `incumbent` (the
-  /// best packing so far, one step above the capacity), the uniformly
+  /// best packing so far, above the capacity), the uniformly
   /// random restarts give way to restarts near it, of the kind that found
   /// more packings so far more often (as adaptive large-neighbourhood
   /// searches choose their moves): keeping its bottom pays on large sets,
@@ -738,7 +738,7 @@ private:
   /// around a buffer at the incumbent's peak, where each offset is lifted
   /// by its own random amount: a large-neighbourhood move, ruin and
   /// recreate with the exact search rebuilding the window and what rests
-  /// on it. Used one step below the best packing, with the nodes the
+  /// on it. Used below the best packing, with the nodes the
   /// bisection leaves: on perfect sets of 100 and 200 buffers it gains
   /// 0.2 % of the lower bound over uniformly random restarts there, and
   /// more sets reach it; in the bisection too it gained more on perfect
@@ -1733,12 +1733,16 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
           unit = std::gcd(unit, size);
         auto multiple = [&](int64_t capacity) { return capacity / unit * unit; };
         // Aim at what is good enough first, then bisect between the least
-        // capacity not given up on and the best found. A capacity that
-        // runs out of nodes is given up: search above it, without a proof.
+        // capacity not given up on and the best found, until a probe above
+        // that first one runs out of nodes: from there restarts near the
+        // best packing get lower faster than fresh probes (on MiniMalloc's
+        // instances F and I they reach the bound, bench/packing/results.md).
         // A target gets every node: a packing above it is of no use.
         int64_t tried = multiple(goodEnough);
-        for (bool first = true; best.peak > goodEnough && tried < best.peak &&
-                                search.nodesLeft() > 0 && (first || target == 0);
+        bool bisecting = true;
+        for (bool first = true; bisecting && best.peak > goodEnough &&
+                                tried < best.peak && search.nodesLeft() > 0 &&
+                                (first || target == 0);
              first = false) {
           const int64_t capacity =
               first ? tried : multiple(tried + (best.peak - 1 - tried) / 2);
@@ -1757,24 +1761,37 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
             break;
           case CanonicalSearch::Outcome::OutOfNodes:
             tried = capacity + unit;
+            bisecting = first;
             break;
           }
         }
-        // The nodes the bisection leaves go to one step below the best, in
-        // orders not tried yet, half of them near the best packing, as long
-        // as that finds packings. Not for a target: a lower peak that still
-        // misses it is of no use.
+        // The nodes the bisection leaves go below the best, in orders not
+        // tried yet, half of them near the best packing: a step below it
+        // that doubles after each packing found and halves after each
+        // probe of more than one step that runs out of nodes (such a probe
+        // gets a share of the nodes, one step all that are left), as long
+        // as that finds packings. Not for a target: a lower peak that
+        // still misses it is of no use.
+        int64_t step = unit;
         while (target == 0 && best.peak > goodEnough &&
                search.nodesLeft() > 0 && best.peak - unit >= known) {
-          const int64_t capacity = best.peak - unit;
+          const int64_t capacity = std::max(known, multiple(best.peak - step));
+          const bool oneStep = capacity == best.peak - unit;
           Packing found;
-          const CanonicalSearch::Outcome outcome =
-              search.run(capacity, search.nodesLeft(), &found, true, &best);
-          if (outcome == CanonicalSearch::Outcome::Infeasible)
+          const CanonicalSearch::Outcome outcome = search.run(
+              capacity, oneStep ? search.nodesLeft() : search.probeNodes(),
+              &found, true, &best);
+          if (outcome == CanonicalSearch::Outcome::Found) {
+            best = std::move(found);
+            step *= 2;
+          } else if (outcome == CanonicalSearch::Outcome::Infeasible) {
             known = capacity + unit;
-          if (outcome != CanonicalSearch::Outcome::Found)
+            step = unit;
+          } else if (oneStep) {
             break;
-          best = std::move(found);
+          } else {
+            step = std::max(unit, step / 2);
+          }
         }
         result->searchNodes += search.nodes();
       }

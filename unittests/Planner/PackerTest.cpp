@@ -514,11 +514,11 @@ TEST(PackerPropertyTest, WindowedRepairLowersLargeParts) {
 }
 
 // Every other restart of the search ranks buffers by space-time area, with
-// noise, the nodes the bisection leaves go on searching one step below the
-// best, and in a part full nearly everywhere the search branches on the
+// noise, the nodes the bisection leaves go on searching below the best,
+// and in a part full nearly everywhere the search branches on the
 // most constrained cell, with shorter attempts, candidates level with
 // their neighbours first, and there each capacity the bisection probes
-// gets an eighth of the nodes left, and one step below the best half the
+// gets an eighth of the nodes left, and below the best half the
 // restarts keep that packing's bottom: on these perfect sets of 200
 // buffers the mean peak is 1.02625x the capacity with the default 170,000
 // nodes (1.0275x where those restarts rebuilt the best packing but for a
@@ -542,16 +542,17 @@ TEST(PackerPropertyTest, PerfectSetsOf200BuffersStayClose) {
   std::printf("perfect sets of 200 buffers: mean peak %.4fx capacity\n", ratio);
 }
 
-// One step below the best packing, restarts that keep the bottom of the
-// best packing and search again above it find lower packings of large
-// sets, where rebuilding it but for a window of sections finds none: on
-// this perfect set of 500 buffers the peak is 1.0423x the capacity, and
-// 1.0464x with the restarts by a window alone.
+// Below the best packing, restarts that keep the bottom of the best
+// packing and search again above it find lower packings of large sets
+// than rebuilding it but for a window of sections: on this perfect set of
+// 500 buffers the peak is 1.0262x the capacity, and 1.0423x with the
+// restarts by a window alone (on seeds 0-9 a mean of 1.0343x against
+// 1.0389x, lower on 7 sets and higher on 1).
 TEST(PackerPropertyTest, RestartsKeepingTheBottomLowerLargeSets) {
-  const IntervalSet set = perfectSet(4, 500);
+  const IntervalSet set = perfectSet(8, 500);
   const PackResult r = checkProperties(set, PackOptions());
   EXPECT_FALSE(r.provedOptimal);
-  EXPECT_LE(double(r.peak) / double(set.capacity), 1.043);
+  EXPECT_LE(double(r.peak) / double(set.capacity), 1.030);
 }
 
 // The section inference at more levels than the least floor
@@ -572,7 +573,7 @@ TEST(PackerPropertyTest, LevelInferenceReachesCapacitySooner) {
   }
 }
 
-// One step below the best packing, half of the search's restarts start
+// Below the best packing, half of the search's restarts start
 // from that packing (its buffers below a random level kept in place; before,
 // it was rebuilt but for a window of sections around a buffer at its
 // peak). On this perfect set of 100 buffers the greedy orders reach 1.27x
