@@ -233,7 +233,8 @@ Status readCsv(const std::string &path, std::vector<PackBuffer> *buffers) {
       return Status::error(where + "expected " + std::to_string(header.size()) +
                            " non-negative integers: " + line);
     if (past <= first)
-      return Status::error(where + "the lifetime ends before it starts");
+      return Status::error(where + "the lifetime [" + std::to_string(first) +
+                           ", " + std::to_string(past) + ") is empty");
     if (align > 1)
       return Status::error(where + "per-buffer alignment is not supported");
     buffers->push_back({first, past - 1, bytes});
