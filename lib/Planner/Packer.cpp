@@ -38,13 +38,13 @@ constexpr int64_t kMaxListedOverlaps = 20'000'000;
 
 /// Nodes per buffer that each attempt of the exact search may visit, and
 /// in a part full nearly everywhere (see kFullShare), where each dive is
-/// better and more restarts pay: on perfect sets of 200 / 500 buffers
-/// 1.0600 / 1.0820 of the lower bound against 1.0613 / 1.0838 with 4
-/// (measured with the candidate order the search by cells replaced; there
-/// 2 or 6 are within the seeds' noise; in every part, 2 or 3 lost packings
-/// of random and mixed sets).
+/// better and more restarts pay: with the galloping descent, on 40
+/// perfect sets of 200 / 500 buffers 1.0259 / 1.0340 of the lower bound
+/// against 1.0269 / 1.0363 with 3, and MiniMalloc's instance D reaches
+/// its bound (1.0114 with 3; bench/packing/results.md). In every part, 2
+/// or 3 lost packings of random and mixed sets.
 constexpr int64_t kNodesPerBuffer = 4;
-constexpr int64_t kNodesPerBufferWhenFull = 3;
+constexpr int64_t kNodesPerBufferWhenFull = 2;
 
 /// Each capacity the bisection probes gets this share of the nodes left,
 /// and in a part full nearly everywhere the smaller one: there the bound is
