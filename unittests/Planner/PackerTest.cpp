@@ -522,9 +522,10 @@ TEST(PackerPropertyTest, WindowedRepairLowersLargeParts) {
 // restarts keep that packing's bottom, descending by galloping steps with
 // attempts of 2 nodes a buffer: on these perfect sets of 200 buffers the
 // mean peak is 1.0238x the capacity with the default 170,000 nodes
-// (1.02625x one step at a time with attempts of 3 nodes a buffer; 1.0275x where those restarts rebuilt the best packing but for a
-// window of sections; 1.038x branching on the earliest cell, where candidates that left a
-// section at their floor uncoverable went last; 1.041x with a third a
+// (1.02625x one step at a time with attempts of 3 nodes a buffer; 1.0275x
+// where those restarts rebuilt the best packing but for a window of
+// sections; 1.038x branching on the earliest cell, where candidates that
+// left a section at their floor uncoverable went last; 1.041x with a third a
 // probe, 1.044x without the section inference at more levels, 1.055x
 // without the level preference, 1.058x with 100,000 nodes; 1.067x without
 // either preference, 1.076x with the restarts alone), where restarts that
@@ -600,8 +601,6 @@ TEST(PackerPropertyTest, RestartsNearTheBestPackingReachCapacity) {
   EXPECT_LE(fromGreedy.peak, greedy.peak);
 }
 
-} // namespace
-
 // With a target (a budget to fit, as the planner packs each plan), the
 // exact search spends every node at the target: a packing above it is of
 // no use. These perfect sets fit their capacity after 49,968 and 34,464
@@ -611,7 +610,8 @@ TEST(PackerPropertyTest, RestartsNearTheBestPackingReachCapacity) {
 // 1.0347x (with attempts of 3 nodes a buffer). Over perfect sets of 100 to
 // 150 buffers, seeds 0-29, 45 of 90 fit their capacity, against 25.
 TEST(PackerPropertyTest, TargetGetsEveryNode) {
-  for (auto [seed, buffers] : {std::pair<uint64_t, int64_t>{9, 100}, {18, 150}}) {
+  for (auto [seed, buffers] :
+       {std::pair<uint64_t, int64_t>{9, 100}, {18, 150}}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const IntervalSet set = perfectSet(seed, buffers);
     PackOptions options;
@@ -621,3 +621,5 @@ TEST(PackerPropertyTest, TargetGetsEveryNode) {
     EXPECT_GT(r.searchNodes, PackOptions().searchNodeLimit / 8);
   }
 }
+
+} // namespace
