@@ -1,7 +1,7 @@
 """Evaluation of the default plan search against coop, dtr and dte (issue 12).
 
 Every grid point runs the search twice:
-  `coop-opt M.mlir --coop-plan-memory="ratio=R report=true time-limit=0"`
+  `coop-opt M.mlir --coop-plan-memory="ratio=R report=true work-limit=0"`
 (every candidate runs to the end, or until it cannot beat the best plan
 found: the search's branch and bound), each of lookahead, coop, dtr and dte
 on its own,
@@ -9,7 +9,7 @@ on its own,
 (the bound stops the policies' candidates inside the search, so their own
 plans are planned apart), and the default as a user runs it,
   `coop-opt M.mlir --coop-plan-memory="ratio=R report=true" --coop-verify-plan`
-(default time limit), whose overhead and planning time are the product's.
+(default work limit), whose overhead and planning time are the product's.
 Minimum feasible ratios of the default are bisected like bench/eval/
 coop_eval.py's; the paper's ablations run for lookahead on resnet50.
 Writes <out>/search_runs.csv, <out>/search_minratio.csv and a Markdown
@@ -59,8 +59,8 @@ def run(coop_opt, mlir, options, verify, timeout):
     m = re.search(r"planning time:\s+([0-9.]+) ms", out)
     if m:
         r["plan_ms"] = float(m.group(1))
-    m = re.search(r"plan search:\s+(\d+) candidates tried( \(time limit "
-                  r"reached\))?; won: (.*)", out)
+    m = re.search(r"plan search:\s+(\d+) candidates tried( \((?:work|time) "
+                  r"limit reached\))?; won: (.*)", out)
     if m:
         r["tried"], r["limited"], r["won"] = int(m.group(1)), \
             bool(m.group(2)), m.group(3).strip()
@@ -116,7 +116,7 @@ def main():
 
     def point(m, r):
         full = run(tools["coop-opt"], mlir[m],
-                   "ratio=%.6f report=true time-limit=0" % r, False,
+                   "ratio=%.6f report=true work-limit=0" % r, False,
                    args.timeout)
         full["policies"] = {
             p: run(tools["coop-opt"], mlir[m],
@@ -215,11 +215,11 @@ def main():
                             os.cpu_count(), *load))
     w("- tools: `%s` built from %s" % (tools["coop-opt"], args.tools_commit))
     w("- every grid point runs `coop-opt M.mlir --coop-plan-memory=\"ratio=R "
-      "report=true time-limit=0\"` (every candidate to the end, or until "
+      "report=true work-limit=0\"` (every candidate to the end, or until "
       "the search's branch and bound stops it), each policy's own plan, "
       "`--coop-plan-memory=\"ratio=R policy=P report=true\"`, and the "
       "default, `--coop-plan-memory=\"ratio=R "
-      "report=true\" --coop-verify-plan` (default time limit of 3 s, every "
+      "report=true\" --coop-verify-plan` (default work limit, every "
       "plan verified). Exact commands: `bench/results/search_runs.csv` and "
       "the code of this script.")
     w("- ratio r = budget / `none`'s arena packed offline (as in "
@@ -264,10 +264,10 @@ def main():
         if d["overhead"] is None or d["overhead"] > best + 1e-9:
             worse_default.append("%s r=%.2f: %s > %.2f (%s)" % (
                 m, r, fmt(d["overhead"]), best,
-                "time limit reached" if d["limited"] else "limit not reached"))
+                "search limit reached" if d["limited"] else "limit not reached"))
     w("Grid points where at least one of coop, dtr, dte plans: %d. The "
       "unlimited search is worse than the best of them at %d; the default "
-      "(time limit 3 s) at %d%s\n" % (
+      "(default work limit) at %d%s\n" % (
           compared, len(worse), len(worse_default),
           (":\n" + "\n".join("- " + x for x in worse + worse_default))
           if worse or worse_default else "."))
@@ -311,7 +311,7 @@ def main():
     # Planning time.
     w("## Planning time of the default\n")
     w("| model | ops | max ms over the grid | at r | candidates then | "
-      "time limit reached at |")
+      "search limit reached at |")
     w("|---|---|---|---|---|---|")
     for m in models:
         pts = [(grid[(m, r)][1]["plan_ms"] or 0, r) for r in ratios]

@@ -127,7 +127,7 @@ void BM_SearchPlan10k(benchmark::State &state) {
       state,
       [](const Graph &g, const PlanOptions &o, Plan *p) {
         PlanOptions unlimited = o;
-        unlimited.searchTimeLimitSeconds = 0;
+        unlimited.searchWorkLimit = 0;
         return searchPlan(g, unlimited, p);
       },
       Policy::Lookahead, 10000, kRatio10k);

@@ -155,11 +155,15 @@ public:
   CandidateSearch(const Graph &graph, const PlanOptions &options)
       : graph_(graph), options_(options) {
     if (options.searchTimeLimitSeconds > 0)
-      options_.deadline =
-          std::min(options.deadline,
-                   deadlineAfter(std::chrono::steady_clock::now(),
-                                 options.searchTimeLimitSeconds));
+      options_.deadline = options_.deadline.withTimeLimit(
+          std::chrono::steady_clock::now(), options.searchTimeLimitSeconds);
+    options_.deadline = options_.deadline.withWorkLimit(
+        &work_, options.searchWorkLimit > 0
+                    ? options.searchWorkLimit
+                    : std::numeric_limits<int64_t>::max());
   }
+  CandidateSearch(const CandidateSearch &) = delete;
+  CandidateSearch &operator=(const CandidateSearch &) = delete;
 
   /// How promising a candidate is: its executed cost when it planned, or
   /// when the best plan's cost stopped it (`costAtLeast`: it would have
@@ -233,6 +237,8 @@ public:
 
 private:
   const Graph &graph_;
+  /// The search's work so far, on every copy of options_.deadline.
+  WorkMeter work_;
   /// The caller's, with the search's deadline.
   PlanOptions options_;
   std::vector<SearchCandidate> tried_;
@@ -277,16 +283,6 @@ private:
                       candidate.targetPerMille);
   }
 
-  /// The deadline 1/`shares` of the way from now to the search's: the most
-  /// one slow piece of work may take, so that the rest of the search keeps
-  /// time. None where the search has none (no clock read per op then).
-  std::chrono::steady_clock::time_point shareOfTheTimeLeft(int shares) const {
-    if (options_.deadline == std::chrono::steady_clock::time_point::max())
-      return options_.deadline;
-    const auto now = std::chrono::steady_clock::now();
-    return options_.deadline > now ? now + (options_.deadline - now) / shares
-                                   : options_.deadline;
-  }
   /// Computes `candidate`'s schedule, or marks it redundant.
   void schedule(Candidate &candidate);
   /// The step's analysis for every candidate that recomputes: they differ
@@ -361,9 +357,8 @@ void CandidateSearch::schedule(Candidate &candidate) {
   // (on the BiLSTM at r = 0.70 the held-bytes long-chain schedule with
   // values away from their producer takes 18 s unlimited, most schedules
   // 0.1 s).
-  const auto deadline = tried_.empty()
-                            ? std::chrono::steady_clock::time_point::max()
-                            : shareOfTheTimeLeft(2);
+  const Deadline deadline = tried_.empty() ? options_.deadline.withoutLimit()
+                                           : options_.deadline.share(2);
   ScheduledEvictions scheduled =
       scheduleEvictions(graph_, step, options_.alignment, target,
                         candidate.kind.rebuilt, candidate.kind.chains,
@@ -413,12 +408,13 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
                                                 Run run, int shares) {
   if (found_ && best_.stats.recomputeCount == 0)
     return Rank(); // nothing recomputes less
-  if (!tried_.empty() && deadlinePassed(options_)) {
+  if (!tried_.empty() && options_.deadline.passed()) {
     timedOut_ = true;
     return Rank();
   }
   // A candidate's time includes its schedule's (0.1-0.4 s on the BiLSTM).
   const auto began = std::chrono::steady_clock::now();
+  const int64_t workBefore = work_.done();
   if (candidate.targetPerMille > 0 && !candidate.schedule &&
       !candidate.redundant)
     schedule(candidate);
@@ -439,9 +435,9 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   // mostly spent before the search (sizing for a ratio, a busy machine)
   // still gets one attempt.
   if (tried_.empty())
-    options.deadline = std::chrono::steady_clock::time_point::max();
+    options.deadline = options_.deadline.withoutLimit();
   else if (run == Run::Rescue || (run == Run::Thorough && !candidate.planned))
-    options.deadline = shareOfTheTimeLeft(shares);
+    options.deadline = options_.deadline.share(shares);
   options.policy = candidate.policy;
   options.slidingWindow = candidate.window;
   options.scheduledEvictions = candidate.schedule;
@@ -481,11 +477,11 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   Status st = options.policy == Policy::None
                   ? plan(graph_, options, &result)
                   : plan(graph_, options, analysis(), &result);
-  tried_.push_back({name, bool(st), result.stats.computeOverhead,
-                    std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - began)
-                        .count(),
-                    !st && result.stats.costBoundReached});
+  tried_.push_back(
+      {name, bool(st), result.stats.computeOverhead,
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
+           .count(),
+       work_.done() - workBefore, !st && result.stats.costBoundReached});
   timedOut_ |= result.stats.timeLimitReached;
   if (tried_.size() == 1) {
     firstError_ = st;
@@ -510,7 +506,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
 Status CandidateSearch::finish(Plan *out) {
   // The time the candidates left goes to the winner (docs/planner.md, "The
   // improvement phase").
-  if (found_ && best_.stats.recomputeCount > 0 && !deadlinePassed(options_)) {
+  if (found_ && best_.stats.recomputeCount > 0 && !options_.deadline.passed()) {
     const PlanImprovement done =
         improvePlan(graph_, analysis(), bestOptions_, options_.budgetBytes,
                     options_.deadline, &best_);
@@ -523,6 +519,7 @@ Status CandidateSearch::finish(Plan *out) {
   *out = found_ ? std::move(best_) : std::move(first_);
   out->stats.candidates = std::move(tried_);
   out->stats.timeLimitReached = timedOut_;
+  out->stats.searchWork = work_.done();
   if (found_)
     return Status::ok();
   if (!timedOut_)
@@ -532,11 +529,16 @@ Status CandidateSearch::finish(Plan *out) {
     out->stats.timeLimitReached = false;
     return firstError_;
   }
-  char limit[32];
-  std::snprintf(limit, sizeof(limit), "%g", options_.searchTimeLimitSeconds);
+  char limit[48];
+  if (options_.deadline.timePassed())
+    std::snprintf(limit, sizeof(limit), "time limit of %g s",
+                  options_.searchTimeLimitSeconds);
+  else
+    std::snprintf(limit, sizeof(limit), "work limit of %lld units",
+                  static_cast<long long>(options_.searchWorkLimit));
   return Status::error(
-      "no plan found within the time limit of " + std::string(limit) +
-      " s (" + std::to_string(out->stats.candidates.size()) +
+      "no plan found within the " + std::string(limit) + " (" +
+      std::to_string(out->stats.candidates.size()) +
       (out->stats.candidates.size() == 1 ? " candidate" : " candidates") +
       " tried; the first: " + firstError_.message() + ")");
 }

@@ -251,7 +251,7 @@ public:
 
   ScheduledEvictions run(int64_t targetBytes, ScheduleGaps gapKind,
                          ChoicePick pick, StuckPeaks stuck,
-                         std::chrono::steady_clock::time_point deadline);
+                         const Deadline &deadline);
 
 private:
   int64_t bytes(TensorId t) const { return values_[t].bytes; }
@@ -592,10 +592,9 @@ double Scheduler::retainedByteOps(const Price &price, int64_t runFrom,
   return byteOps;
 }
 
-ScheduledEvictions
-Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
-               StuckPeaks stuck,
-               std::chrono::steady_clock::time_point deadline) {
+ScheduledEvictions Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
+                                  ChoicePick pick, StuckPeaks stuck,
+                                  const Deadline &deadline) {
   ScheduledEvictions result;
   result.evictAfter.resize(opCount_);
   if (opCount_ == 0)
@@ -651,19 +650,24 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
     int64_t from, to, bytes;
   };
   std::vector<SetAsideRun> setAside;
-  while (profile.max() > targetBytes && !deadlinePassed(deadline)) {
+  while (profile.max() > targetBytes && !deadline.passed()) {
     int32_t best = -1, cover = -1;
     double bestScore = 0, coverScore = 0;
     const int64_t peak = profile.argMax();
     const int64_t excess = profile.max() - targetBytes;
     const auto [runFrom, runTo] = profile.runAbove(peak, targetBytes);
+    // The step's work (Deadline.h): the gaps and the values a new price
+    // looked at.
+    int64_t work = 1;
     index.forEachCovering(peak, [&](int32_t id) {
+      ++work;
       if (taken[id])
         return;
       const Gap &gap = gaps[id];
       if (priced[id] == Priced::No) {
         priced[id] = priceOf(gap, &prices[id]) ? Priced::Yes
                                                 : Priced::Impossible;
+        work += int64_t(looked_.size());
         gapsOf[gap.value].push_back(id);
         for (TensorId value : looked_)
           lookedAt[value].push_back(id);
@@ -699,6 +703,7 @@ Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind, ChoicePick pick,
         bestScore = score;
       }
     });
+    deadline.count(work);
     if (best < 0) {
       if (stuck == StuckPeaks::Stop)
         break; // nothing over the peak can go
@@ -816,12 +821,12 @@ void Scheduler::dropRedundant(Profile *profile, int64_t limitBytes) {
 
 } // namespace
 
-ScheduledEvictions scheduleEvictions(
-    const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
-    int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
-    ScheduleGaps gaps, SiblingOutputs siblings, ChoicePick pick,
-    DeadInputs dead, StuckPeaks stuck,
-    std::chrono::steady_clock::time_point deadline) {
+ScheduledEvictions
+scheduleEvictions(const Graph &graph, const StepAnalysis &analysis,
+                  int64_t alignment, int64_t targetBytes, RebuiltBytes rebuilt,
+                  RecomputeChains chains, ScheduleGaps gaps,
+                  SiblingOutputs siblings, ChoicePick pick, DeadInputs dead,
+                  StuckPeaks stuck, const Deadline &deadline) {
   return Scheduler(graph, analysis, alignment, rebuilt, chains, siblings, dead)
       .run(targetBytes, gaps, pick, stuck, deadline);
 }

@@ -167,9 +167,9 @@ struct ScheduledEvictions {
 /// which candidate goes, `dead` what a recomputation does with an input
 /// past its last use.
 /// `stuck` says what it does where nothing over a peak can go.
-/// Past `deadline` it chooses no more (the peak then stays above the
-/// target): on a recurrent step a greedy that keeps finding values to
-/// drop can price long chains for a minute.
+/// Past `deadline`, where it counts its work, it chooses no more (the peak then
+/// stays above the target): on a recurrent step a greedy that keeps finding
+/// values to drop can price long chains for a minute.
 ScheduledEvictions scheduleEvictions(
     const Graph &graph, const StepAnalysis &analysis, int64_t alignment,
     int64_t targetBytes, RebuiltBytes rebuilt, RecomputeChains chains,
@@ -177,9 +177,7 @@ ScheduledEvictions scheduleEvictions(
     SiblingOutputs siblings = SiblingOutputs::Apart,
     ChoicePick pick = ChoicePick::BestRatio,
     DeadInputs dead = DeadInputs::Recomputed,
-    StuckPeaks stuck = StuckPeaks::Stop,
-    std::chrono::steady_clock::time_point deadline =
-        std::chrono::steady_clock::time_point::max());
+    StuckPeaks stuck = StuckPeaks::Stop, const Deadline &deadline = {});
 
 } // namespace coop::planner
 

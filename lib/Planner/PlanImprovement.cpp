@@ -445,7 +445,7 @@ bool fitsCheaper(const Graph &graph, const StepAnalysis &analysis,
   candidate->stats.simulatedBudgetBytes = options.budgetBytes;
   if (candidate->stats.peakAllocatedBytes > packing.targetPeak ||
       !runsCheaper(candidate->stats, incumbent.stats) ||
-      !repackPlan(graph, packing, candidate, packed) ||
+      !repackPlan(graph, packing, candidate, packed, options.deadline) ||
       packed->peak > packing.targetPeak)
     return false;
   candidate->stats.addressHighWater = packed->peak;
@@ -477,7 +477,7 @@ PlanImprovement descend(const Graph &graph, const StepAnalysis &analysis,
              .find(packing.targetPeak)) {
       if (done.neighboursTried >= maxNeighbours)
         break;
-      if (deadlinePassed(options.deadline)) {
+      if (options.deadline.passed()) {
         done.timeLimitReached = true;
         break;
       }
@@ -522,8 +522,8 @@ PlanImprovement descend(const Graph &graph, const StepAnalysis &analysis,
 
 PlanImprovement improvePlan(const Graph &graph, const StepAnalysis &analysis,
                             const PlanOptions &winner, int64_t budgetBytes,
-                            std::chrono::steady_clock::time_point deadline,
-                            Plan *incumbent, int maxNeighbours) {
+                            const Deadline &deadline, Plan *incumbent,
+                            int maxNeighbours) {
   PlanImprovement done;
   PlanOptions options = winner;
   options.budgetBytes = incumbent->stats.simulatedBudgetBytes;

@@ -56,8 +56,7 @@ constexpr int kMaxImprovementNeighbours = 128;
 /// its search stats (winning candidate, arenas tried).
 PlanImprovement improvePlan(const Graph &graph, const StepAnalysis &analysis,
                             const PlanOptions &winner, int64_t budgetBytes,
-                            std::chrono::steady_clock::time_point deadline,
-                            Plan *incumbent,
+                            const Deadline &deadline, Plan *incumbent,
                             int maxNeighbours = kMaxImprovementNeighbours);
 
 } // namespace coop::planner

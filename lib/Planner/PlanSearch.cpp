@@ -157,7 +157,7 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
 Status SimulatedBudgetSearch::repack(Plan *plan) {
   const auto start = std::chrono::steady_clock::now();
   PackResult packing;
-  Status st = repackPlan(graph_, packing_, plan, &packing);
+  Status st = repackPlan(graph_, packing_, plan, &packing, options_.deadline);
   packingSeconds_ += secondsSince(start);
   PlanStats &stats = plan->stats;
   stats.addressHighWater = packing.peak;

@@ -1991,12 +1991,20 @@ Status Simulator::run() {
   double costLeftUs = stats.baselineCostUs;
   for (OpId k = 0; k < OpId(g_.ops.size()); ++k) {
     // One replay of a large step can take a second: bounded too.
-    if (deadlinePassed(options_)) {
+    if (options_.deadline.passed()) {
       stats.timeLimitReached = true;
-      return Status::error("the time limit stopped the simulation at " +
+      return Status::error("the search's limit stopped the simulation at " +
                            describeOp(k));
     }
+    // The op's work: what it emits (its run, evictions, recomputations)
+    // and the pieces its eviction searches scanned.
+    const size_t emitted = plan_.instructions.size();
+    const int64_t scanned = stats.piecesScanned;
     Status st = runOp(k);
+    options_.deadline.count(kWorkPerSimulatedInstruction *
+                                int64_t(plan_.instructions.size() - emitted) +
+                            kWorkPerScannedPiece *
+                                (stats.piecesScanned - scanned));
     if (!st)
       return st;
     if (stats.peakAllocatedBytes > options_.allocatedBytesBound) {

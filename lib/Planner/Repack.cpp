@@ -14,7 +14,7 @@
 namespace coop::planner {
 
 Status repackPlan(const Graph &graph, const PackOptions &options, Plan *plan,
-                  PackResult *packing) {
+                  PackResult *packing, const Deadline &deadline) {
   std::vector<PackBuffer> buffers;
   // Every field of the plan that holds each buffer's offset.
   std::vector<std::vector<int64_t *>> fields;
@@ -72,6 +72,8 @@ Status repackPlan(const Graph &graph, const PackOptions &options, Plan *plan,
     simulated[b] = *fields[b].front();
   if (Status st = packBuffers(buffers, options, packing, &simulated); !st)
     return Status::error("cannot repack the plan: " + st.message());
+  deadline.count(kWorkPerPackedBuffer * int64_t(buffers.size()) +
+                 kWorkPerPackingNode * packing->searchNodes);
   for (size_t b = 0; b < buffers.size(); ++b)
     for (int64_t *field : fields[b])
       *field = packing->offsets[b];

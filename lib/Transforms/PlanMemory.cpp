@@ -48,10 +48,11 @@ Location stepLocation(func::FuncOp func) {
       StringAttr::get(func.getContext(), "@" + func.getSymName()));
 }
 
-
-/// Upper ends of the accepted ranges of time-limit (a million seconds is
-/// "no limit" in practice) and pack-nodes.
+/// Upper ends of the accepted ranges of time-limit and work-limit (a million
+/// seconds, a million seconds' work, are "no limit" in practice) and
+/// pack-nodes.
 constexpr double kMaxTimeLimit = 1e6;
+constexpr int64_t kMaxWorkLimit = 1000000000000000;
 constexpr int64_t kMaxPackNodes = 1000000000;
 
 std::string numberText(int64_t value) { return std::to_string(value); }
@@ -332,7 +333,7 @@ LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
   // budget for a ratio (`none`'s arena packed, 0.3 s for the 12k-op BiLSTM)
   // counts too.
   if (searchCandidates && timeLimit > 0)
-    options->deadline = planner::deadlineAfter(sizingStart, timeLimit);
+    options->deadline = options->deadline.withTimeLimit(sizingStart, timeLimit);
 
   planner::Plan plan;
   auto start = std::chrono::steady_clock::now();
@@ -345,9 +346,9 @@ LogicalResult CoopPlanMemoryPass::planStep(func::FuncOp func) {
   if (!status && plan.stats.timeLimitReached)
     // The search as a whole stopped, not an op.
     return emitError(stepLocation(func))
-           << "cannot plan @" << func.getSymName() << " with policy '"
-           << policy << "': " << status.message()
-           << "; try time-limit=0 (no limit) or a larger one";
+           << "cannot plan @" << func.getSymName() << " with policy '" << policy
+           << "': " << status.message()
+           << "; try work-limit=0 and time-limit=0 (no limits) or larger ones";
   if (!status) {
     // At the op the failure is about, never at the function: a
     // diagnostic shows its location's source line, and a step's
@@ -401,6 +402,8 @@ CoopPlanMemoryPass::buildOptions(func::FuncOp func,
   };
   if (failed(inRange("time-limit", double(timeLimit), 0.0, kMaxTimeLimit,
                      " seconds")) ||
+      failed(inRange("work-limit", int64_t(workLimit), int64_t(0),
+                     kMaxWorkLimit, " units")) ||
       failed(inRange("alignment", int64_t(alignment), int64_t(1),
                      planner::kMaxAlignment, " bytes")) ||
       failed(inRange("small-region", int64_t(smallRegion), int64_t(0),
@@ -409,6 +412,7 @@ CoopPlanMemoryPass::buildOptions(func::FuncOp func,
                      kMaxPackNodes, " nodes")))
     return failure();
   options.searchTimeLimitSeconds = timeLimit;
+  options.searchWorkLimit = workLimit;
   options.alignment = alignment;
   options.twoEndedPartitioning = partition;
   options.recomputableInPlace = inplace;
@@ -523,7 +527,10 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
   if (searchCandidates) {
     os << "\n  plan search:        " << stats.candidates.size()
        << " candidates tried"
-       << (stats.timeLimitReached ? " (time limit reached)" : "")
+       << (!stats.timeLimitReached ? ""
+           : workLimit > 0 && stats.searchWork >= int64_t(workLimit)
+               ? " (work limit reached)"
+               : " (time limit reached)")
        << "; won: " << stats.winningCandidate;
     for (const planner::SearchCandidate &candidate : stats.candidates) {
       os << "\n    " << candidate.name << ": ";
@@ -532,8 +539,12 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
       else
         os << (candidate.costBoundReached ? "no plan (cost bound)"
                                           : "no plan");
-      os << llvm::format(" (%.0f ms)", candidate.seconds * 1e3);
+      os << llvm::format(" (%.0f ms, ", candidate.seconds * 1e3)
+         << candidate.work << " units)";
     }
+    os << "\n  search work:        " << stats.searchWork << " units";
+    if (workLimit > 0)
+      os << " of the limit's " << int64_t(workLimit);
   }
   os << describeCosts(func);
   os << "\n  memory floor:       "

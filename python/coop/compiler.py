@@ -143,8 +143,8 @@ def _compile_into(workdir, model, example_inputs, loss_fn, optimizer, targets,
 
 
 def compile(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
-            budget=None, ratio=None, policy=None, time_limit=None, seed=0,
-            name="train_step", workdir=None, build_dir=None, progress=sys.stderr):
+            budget=None, ratio=None, policy=None, work_limit=None, time_limit=None,
+            seed=0, name="train_step", workdir=None, build_dir=None, progress=sys.stderr):
     """Plans one training step of `model` into a memory budget.
 
     The step is `loss_fn(model(*example_inputs), *targets)` (each a tensor
@@ -153,7 +153,8 @@ def compile(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
     or AdamW; coop_export.export). Give exactly one of `budget` (bytes, or
     a string such as "6GiB") and `ratio` (of the arena the step needs
     without rematerialization); `policy` (search, lookahead, coop, dtr, dte,
-    none) and `time_limit` (seconds of plan search) pass through to
+    none), `work_limit` (units of plan search work, deterministic) and
+    `time_limit` (seconds of plan search on the clock) pass through to
     --coop-compile. Files go to `workdir` (a temporary directory kept as
     long as the result, by default); the tools are found in `build_dir`'s
     bin/ (default: $COOP_BUILD_DIR, else the repository's build/). Progress
@@ -165,6 +166,8 @@ def compile(model, example_inputs, loss_fn, optimizer="sgd", *, targets=(),
     options = [f"budget={budget}" if budget is not None else f"ratio={ratio}"]
     if policy is not None:
         options.append(f"policy={policy}")
+    if work_limit is not None:
+        options.append(f"work-limit={work_limit}")
     if time_limit is not None:
         options.append(f"time-limit={time_limit}")
     build = find_build_dir(build_dir)

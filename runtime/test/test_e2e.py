@@ -40,21 +40,18 @@ BACKEND = os.environ.get("COOP_BACKEND", "cpu")
 RATIOS = (0.8, 0.5, 0.3)
 # The lowest of RATIOS each model must plan at under the default planner
 # (it checks that the models stay large enough in activations to exercise
-# eviction, and guards the planner against regressions). U-Net's floor is
-# above 0.3; the LSTM's is 0.3125 (its per-layer input projection must
-# find contiguous room, docs/planner.md), checked by check_floor.
-LOWEST_RATIO = {"mlp": 0.3, "resnet": 0.3, "transformer": 0.3, "unet": 0.5, "lstm": 0.5}
-# The default planner's lowest feasible ratio with no time limit
-# (time-limit=0, so that it does not depend on the machine), bisected to 1/64 below the
-# lowest of RATIOS it planned (docs/test-suite.md says how): it must plan
-# there, bit-identical too. Recorded, so that each test plans once near the
-# floor, not six times: the failing searches just below it are the slowest
-# plans of all (up to 100 s each on the loaded machine for the LSTM). The
-# LSTM's was 0.3 before --coop-compile merged its duplicate ops (a zero
-# initial state and the weight transposes of every time step): its
-# no-remat arena is 1.3 % smaller, 0.3 of it no longer plans.
-FLOOR_RATIO = {"mlp": 0.2625, "resnet": 0.28125, "transformer": 0.225, "unet": 0.34375,
-               "lstm": 0.3125}
+# eviction, and guards the planner against regressions). The LSTM's floor
+# is 0.3 (its per-layer input projection must find contiguous room,
+# docs/planner.md), checked by check_floor.
+LOWEST_RATIO = {"mlp": 0.3, "resnet": 0.3, "transformer": 0.3, "unet": 0.3, "lstm": 0.3}
+# The default planner's lowest feasible ratio (its limit is its work, so it
+# does not depend on the machine), bisected to 1/64 below the lowest of
+# RATIOS it planned (docs/test-suite.md says how): it must plan there,
+# bit-identical too. Recorded, so that each test plans once near the
+# floor, not six times: the failing searches just below it run to the
+# search's limit.
+FLOOR_RATIO = {"mlp": 0.215625, "resnet": 0.215625, "transformer": 0.20625,
+               "unet": 0.290625, "lstm": 0.3}
 # Steps at the floor: its plans recompute most of the step (the MLP's 37
 # times over), and what carries from step to step (masks, optimizer state)
 # is checked at RATIOS.
@@ -101,18 +98,18 @@ class Model:
             [tool("COOP_TRANSLATE"), "--import-training-graph", self.graph_path],
             check=True, capture_output=True, text=True).stdout
 
-    def plan(self, policy, ratio, time_limit=None, graph_passes=True):
+    def plan(self, policy, ratio, work_limit=None, graph_passes=True):
         """The Plan file at (policy, ratio), or None when it cannot be
         planned (below the floor, the policy runs out of memory, or the
-        search's time limit, default 3 s, passes first). graph_passes
-        False: --coop-compile's passes but its first two, the graph passes
+        search's work limit passes first). graph_passes False:
+        --coop-compile's passes but its first two, the graph passes
         coop-merge-duplicates and coop-hoist-state-updates. Kept in
         GRAPH_DIR, where set, for the other backend's tests (a '.noplan'
-        file where none was found), unless a time limit may cut it: then
-        the answer depends on the machine's load."""
+        file where none was found): the search's limit is its work, not
+        the clock, so the answer does not depend on the machine's load."""
         suffix = ("" if graph_passes else ".raw") + (
-            "" if time_limit is None else f".limit{time_limit}")
-        shared = GRAPH_DIR is not None and (policy != "search" or time_limit == 0)
+            "" if work_limit is None else f".work{work_limit}")
+        shared = GRAPH_DIR is not None
         stem = os.path.join(GRAPH_DIR if shared else self.workdir,
                             f"{self.name}.{policy}.{ratio:.4f}{suffix}")
         path, no_plan = stem + ".plan", stem + ".noplan"
@@ -121,7 +118,7 @@ class Model:
         if shared and os.path.exists(no_plan):
             return None
         options = f"ratio={ratio} policy={policy}" + (
-            "" if time_limit is None else f" time-limit={time_limit}")
+            "" if work_limit is None else f" work-limit={work_limit}")
         pipeline = ([f"--coop-compile={options}"] if graph_passes else
                     [f"--coop-plan-memory={options}", "--coop-verify-plan",
                      "--coop-lower-to-runtime"])
@@ -252,14 +249,9 @@ class ModelCase(unittest.TestCase):
             for ratio in RATIOS:
                 if policy == "search" and ratio <= FLOOR_RATIO[name]:
                     # At the floor: check_floor's. Below it the search is not
-                    # expected to plan, and its failing unlimited run is the
-                    # slowest plan of all (the LSTM's at 0.3: 65 s of the
-                    # test's 110 s on the busy machine), checking nothing.
+                    # expected to plan, checking nothing.
                     continue
-                # The search with no time limit: which plan is checked, and
-                # whether LOWEST_RATIO plans, must not depend on the load.
-                plan = model.plan(policy, ratio,
-                                  time_limit=0 if policy == "search" else None)
+                plan = model.plan(policy, ratio)
                 if plan is None:
                     continue
                 self.assertEqual(model.run(plan), (losses, data),
@@ -276,10 +268,7 @@ class ModelCase(unittest.TestCase):
         """The default planner at the recorded floor ratio, over FLOOR_STEPS
         steps: its plan must exist and be bit-identical too."""
         model = self.model(name)
-        # No time limit: the floor was bisected without one, and a failing
-        # search near it is what a binding limit stops first (the LSTM's
-        # plan there takes 10 to 25 s on the busy machine).
-        plan = model.plan("search", FLOOR_RATIO[name], time_limit=0)
+        plan = model.plan("search", FLOOR_RATIO[name])
         self.assertIsNotNone(plan, f"{name}: the default planner did not plan its "
                              f"recorded floor ratio {FLOOR_RATIO[name]}")
         self.assertEqual(model.run(plan, FLOOR_STEPS), self.baseline(name, FLOOR_STEPS),

@@ -80,7 +80,7 @@ class GraphPasses(test_e2e.ModelCase):
             for policy, ratio in [("none", 1.0)] + [("search", r) for r in RATIOS]:
                 if passes and policy == "none":
                     continue  # the baseline
-                plan = model.plan(policy, ratio, time_limit=0, graph_passes=passes)
+                plan = model.plan(policy, ratio, graph_passes=passes)
                 self.assertIsNotNone(plan, f"{policy}@{ratio} graph passes={passes} "
                                      "did not plan")
                 self.assertEqual(model.run(plan), (losses, data),

@@ -16,8 +16,8 @@
 // of the online allocator's) since the importer lets the bias add take over
 // its 1 GiB input projection's buffer (coop-reuse-buffers).
 // RUN: gzip -dc %coop_src_root/models/zoo/bilstm.pb.gz | coop-translate --import-training-graph | coop-opt --coop-annotate-costs --coop-memory-stats -o %t.bilstm.mlir | FileCheck %s --check-prefix=BILSTM
-// With coop itself: the default search's time limit bounds a failing
-// search too, and on a busy machine sizing this step uses most of it.
+// With coop itself: the default search's work limit bounds a failing
+// search too.
 // RUN: coop-opt %t.bilstm.mlir --coop-compile="ratio=0.6 policy=coop" | coop-translate --coop-rt-to-plan -o %t.bilstm.plan
 
 // Batch norm is recomputed for its normalized output: the running

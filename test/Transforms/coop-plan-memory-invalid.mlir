@@ -36,6 +36,8 @@
 // TIME-NAN: error: loc("@step"): time-limit must be in [0, 1e+06] seconds, got nan
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB time-limit=inf" 2>&1 | FileCheck %s --check-prefix=TIME-INF
 // TIME-INF: error: loc("@step"): time-limit must be in [0, 1e+06] seconds, got inf
+// RUN: not coop-opt %s --coop-plan-memory="budget=1MiB work-limit=-1" 2>&1 | FileCheck %s --check-prefix=WORK
+// WORK: error: loc("@step"): work-limit must be in [0, 1000000000000000] units, got -1
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB small-region=-1" 2>&1 | FileCheck %s --check-prefix=SMALL
 // SMALL: error: loc("@step"): small-region must be in [0, 4611686018427387904] bytes, got -1
 // RUN: not coop-opt %s --coop-plan-memory="budget=1MiB small-region=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=SMALL-HUGE
@@ -47,26 +49,29 @@
 // A planner error is at the op it is about, with its figures; it never
 // shows the function's signature (a zoo model's is 45 KB on one line).
 // RUN: not coop-opt %s --coop-plan-memory="budget=1KiB" 2>&1 | FileCheck %s --check-prefix=FLOOR --implicit-check-not=func.func
-// FLOOR: :[[# @LINE + 27]]:8: error: cannot plan @step with policy 'search': budget of 1024 bytes is below the memory floor of 2048 bytes (512 persistent + the working set of op #3 'aten.add')
+// FLOOR: :[[# @LINE + 30]]:8: error: cannot plan @step with policy 'search': budget of 1024 bytes is below the memory floor of 2048 bytes (512 persistent + the working set of op #3 'aten.add')
 // FLOOR-NEXT: %c = coop.compute "aten.add"
 
 // Without rematerialization a, b, c and d are live together at op #3:
 // 2560 bytes. At the floor, coop evicts d and recomputes it; none cannot.
 // No op ran out of room: the error is at the op where the live bytes peak.
 // RUN: not coop-opt %s --coop-plan-memory="budget=2048 policy=none" 2>&1 | FileCheck %s --check-prefix=NONE --implicit-check-not=func.func
-// NONE: :[[# @LINE + 20]]:8: error: cannot plan @step with policy 'none': out of memory under policy none: the step without rematerialization needs 2560 bytes once packed offline (2560 bytes live at once), more than the budget of 2048 bytes
+// NONE: :[[# @LINE + 23]]:8: error: cannot plan @step with policy 'none': out of memory under policy none: the step without rematerialization needs 2560 bytes once packed offline (2560 bytes live at once), more than the budget of 2048 bytes
 // RUN: coop-opt %s --coop-plan-memory="budget=2048 policy=coop" --coop-verify-plan | FileCheck %s --check-prefix=COOP
-// The search's time limit bounds the whole search, a failing one too.
-// Only the first candidate (a quick one: one simulation, no replays) runs
-// whatever the time; in the bundled MLP at 0.325 it runs out of memory,
-// and a limit already passed stops the rest. The error is about the step,
-// not an op; below the floor the floor's error stays at its op. Without a
-// limit the thorough round plans it.
-// RUN: not coop-opt %coop_src_root/models/mlp.mlir --coop-annotate-costs --coop-plan-memory="ratio=0.325 time-limit=1e-9" 2>&1 | FileCheck %s --check-prefix=TIME-LIMIT --implicit-check-not=func.func
-// TIME-LIMIT: error: loc("@mlp_train_step"): cannot plan @mlp_train_step with policy 'search': no plan found within the time limit of 1e-09 s (1 candidate tried; the first: out of memory at op #{{[0-9]+}} {{.*}}); try time-limit=0 (no limit) or a larger one
-// RUN: coop-opt %coop_src_root/models/mlp.mlir --coop-annotate-costs --coop-plan-memory="ratio=0.325 time-limit=0" --coop-verify-plan | FileCheck %s --check-prefix=UNLIMITED
+// The search's work limit bounds the whole search, a failing one too, and
+// so does a time limit. Only the first candidate (a quick one: one
+// simulation, no replays) runs whatever the limit; in the bundled MLP at
+// 0.325 it runs out of memory, and a limit already passed stops the rest.
+// The error is about the step, not an op, and names the limit; below the
+// floor the floor's error stays at its op. Without a limit the thorough
+// round plans it.
+// RUN: not coop-opt %coop_src_root/models/mlp.mlir --coop-annotate-costs --coop-plan-memory="ratio=0.325 work-limit=1" 2>&1 | FileCheck %s --check-prefix=WORK-LIMIT --implicit-check-not=func.func
+// WORK-LIMIT: error: loc("@mlp_train_step"): cannot plan @mlp_train_step with policy 'search': no plan found within the work limit of 1 units (1 candidate tried; the first: out of memory at op #{{[0-9]+}} {{.*}}); try work-limit=0 and time-limit=0 (no limits) or larger ones
+// RUN: not coop-opt %coop_src_root/models/mlp.mlir --coop-annotate-costs --coop-plan-memory="ratio=0.325 work-limit=0 time-limit=1e-9" 2>&1 | FileCheck %s --check-prefix=TIME-LIMIT --implicit-check-not=func.func
+// TIME-LIMIT: error: loc("@mlp_train_step"): cannot plan @mlp_train_step with policy 'search': no plan found within the time limit of 1e-09 s (1 candidate tried;
+// RUN: coop-opt %coop_src_root/models/mlp.mlir --coop-annotate-costs --coop-plan-memory="ratio=0.325 work-limit=0" --coop-verify-plan | FileCheck %s --check-prefix=UNLIMITED
 // UNLIMITED: search = "lookahead
-// RUN: not coop-opt %s --coop-plan-memory="budget=1KiB time-limit=1e-9" 2>&1 | FileCheck %s --check-prefix=FLOOR --implicit-check-not=func.func --implicit-check-not=time-limit
+// RUN: not coop-opt %s --coop-plan-memory="budget=1KiB work-limit=1" 2>&1 | FileCheck %s --check-prefix=FLOOR --implicit-check-not=func.func --implicit-check-not=work-limit
 // COOP: coop.evict
 // COOP: recompute_of = 1
 

@@ -20,11 +20,11 @@ using namespace coop::planner::testing;
 namespace {
 
 PlanOptions unlimited(PlanOptions options) {
-  options.searchTimeLimitSeconds = 0;
+  options.searchWorkLimit = 0;
   return options;
 }
 
-/// A generated step of the sweep, the search's options with no time limit,
+/// A generated step of the sweep, the search's options with no work limit,
 /// and the step's floor and `none` arena.
 struct SweptStep {
   Graph graph;
@@ -345,7 +345,7 @@ TEST(CandidateSearch, KeptInputsReachTheSimulator) {
       << p.stats.winningCandidate;
 }
 
-/// The order the time limit cuts: where the schedule for the budget
+/// The order the search's limit cuts: where the schedule for the budget
 /// stopped above it, schedules (counting every rebuilt value) for targets
 /// below where it stopped run their quick round only after the thorough
 /// round of the rest, and those at or above it before; the single-victim
@@ -460,11 +460,11 @@ TEST(CandidateSearch, BelowTheFloorNamesIt) {
   EXPECT_TRUE(contains(st.message(), "below the memory floor")) << st.message();
 }
 
-/// The search with the default options and `limitSeconds`, at the floor
-/// of a 400-layer generated step (a working set alone, nothing else fits):
-/// its status, its plan and how long it took.
-void searchAtTheFloor(double limitSeconds, Status *st, Plan *p,
-                      double *seconds) {
+/// The search with the default options, `workLimit` and `limitSeconds`, at
+/// the floor of a 400-layer generated step (a working set alone, nothing
+/// else fits): its status, its plan and how long it took.
+void searchAtTheFloor(int64_t workLimit, double limitSeconds, Status *st,
+                      Plan *p, double *seconds) {
   Graph g;
   TrainingGraphShape shape;
   shape.layers = 400;
@@ -473,6 +473,7 @@ void searchAtTheFloor(double limitSeconds, Status *st, Plan *p,
   StepBounds bounds;
   ASSERT_OK(stepBounds(g, o, &bounds));
   o.budgetBytes = bounds.floor;
+  o.searchWorkLimit = workLimit;
   o.searchTimeLimitSeconds = limitSeconds;
   const auto start = std::chrono::steady_clock::now();
   *st = searchPlan(g, o, p);
@@ -488,7 +489,7 @@ TEST(CandidateSearch, TimeLimitBoundsAFailingSearch) {
   Status st = Status::ok();
   Plan p;
   double seconds = 0;
-  searchAtTheFloor(0.05, &st, &p, &seconds);
+  searchAtTheFloor(/*workLimit=*/0, 0.05, &st, &p, &seconds);
   ASSERT_FALSE(st);
   EXPECT_TRUE(p.stats.timeLimitReached);
   EXPECT_TRUE(contains(st.message(), "no plan found within the time limit "
@@ -498,6 +499,36 @@ TEST(CandidateSearch, TimeLimitBoundsAFailingSearch) {
   // first candidate's (one, quick), not a schedule being computed (40 ms
   // here) nor the final repacking.
   EXPECT_LT(seconds, 1.0);
+}
+
+/// The work limit stops the same search too, at the same point every time
+/// whatever the machine's load: the same candidates, the same work.
+TEST(CandidateSearch, WorkLimitStopsAFailingSearchDeterministically) {
+  constexpr int64_t kLimit = 200000;
+  Status first = Status::ok(), second = Status::ok();
+  Plan p, q;
+  double seconds = 0;
+  searchAtTheFloor(kLimit, 0, &first, &p, &seconds);
+  searchAtTheFloor(kLimit, 0, &second, &q, &seconds);
+  ASSERT_FALSE(first);
+  EXPECT_TRUE(p.stats.timeLimitReached);
+  EXPECT_TRUE(contains(first.message(), "no plan found within the work limit "
+                                        "of 200000 units"))
+      << first.message();
+  EXPECT_EQ(first.message(), second.message());
+  EXPECT_EQ(p.stats.searchWork, q.stats.searchWork);
+  ASSERT_EQ(p.stats.candidates.size(), q.stats.candidates.size());
+  int64_t work = 0;
+  for (size_t i = 0; i < p.stats.candidates.size(); ++i) {
+    EXPECT_EQ(p.stats.candidates[i].name, q.stats.candidates[i].name);
+    EXPECT_EQ(p.stats.candidates[i].work, q.stats.candidates[i].work);
+    work += p.stats.candidates[i].work;
+  }
+  // Past the limit only the first candidate (which runs whatever the
+  // limit) and the op each later simulation had begun.
+  EXPECT_LE(work, p.stats.searchWork);
+  EXPECT_LT(p.stats.searchWork,
+            kLimit + p.stats.candidates.front().work + 1000);
 }
 
 /// Without a limit a failure says why, not that time ran out.

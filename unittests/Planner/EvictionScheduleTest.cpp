@@ -200,11 +200,12 @@ TEST(EvictionSchedule, DropsAValueFromItsProducerToItsFirstRead) {
 
   // Past its deadline the greedy chooses nothing: the peak stays.
   const PlanOptions o = byteOptions(Policy::Lookahead, 200);
+  WorkMeter meter;
   const ScheduledEvictions late = scheduleEvictions(
       step.g, analyse(step.g, o), o.alignment, 200, RebuiltBytes::EveryValue,
       RecomputeChains::Long, ScheduleGaps::FromProducer, SiblingOutputs::Apart,
       ChoicePick::BestRatio, DeadInputs::Recomputed, StuckPeaks::Stop,
-      std::chrono::steady_clock::now());
+      Deadline().withWorkLimit(&meter, 0));
   EXPECT_GT(late.peakLiveBytes, 200);
   expectEvictsOnly(late, 0, {});
 }

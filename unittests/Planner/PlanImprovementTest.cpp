@@ -48,9 +48,8 @@ Plan followSchedule(const Graph &g, const StepAnalysis &analysis,
 PlanImprovement improve(const Graph &g, const StepAnalysis &analysis,
                         const PlanOptions &options, Plan *plan,
                         int maxNeighbours = kMaxImprovementNeighbours) {
-  return improvePlan(g, analysis, options, options.budgetBytes,
-                     std::chrono::steady_clock::time_point::max(), plan,
-                     maxNeighbours);
+  return improvePlan(g, analysis, options, options.budgetBytes, Deadline(),
+                     plan, maxNeighbours);
 }
 
 /// v (100 bytes, recomputed in `cost` us) idle over the run of a (150

@@ -12,6 +12,7 @@
 #ifndef COOP_PLANNER_PLAN_H
 #define COOP_PLANNER_PLAN_H
 
+#include "coop/Planner/Deadline.h"
 #include "coop/Planner/Graph.h"
 #include "coop/Planner/Packer.h"
 #include "coop/Planner/Status.h"
@@ -146,16 +147,18 @@ struct PlanOptions {
   int64_t packingNodeLimit = 2000;
   /// Repack by the simulator's own order only (PackOptions): quick.
   bool packInitialOrderOnly = false;
-  /// searchPlan(): seconds after which no new candidate, replay or
-  /// simulated arena starts, whether a plan was found or not (0: no limit);
-  /// the first candidate runs to its end. A binding limit makes the result
-  /// depend on the machine's speed.
-  double searchTimeLimitSeconds = 3.0;
+  /// searchPlan(): work (Deadline.h) after which no new candidate, replay
+  /// or simulated arena starts, whether a plan was found or not (0: no
+  /// limit); the first candidate runs to its end. The default is about 3 s
+  /// on the 2-core machine of docs/test-suite.md.
+  int64_t searchWorkLimit = kDefaultSearchWorkLimit;
+  /// searchPlan(): the same in seconds of the clock (0: none). A binding
+  /// time limit makes the result depend on the machine's speed and load.
+  double searchTimeLimitSeconds = 0;
   /// simulate() stops (a failure) at the first op after this, and plan()
-  /// tries no new simulated arena; searchPlan() brings it forward to
-  /// searchTimeLimitSeconds from its start. Default: never.
-  std::chrono::steady_clock::time_point deadline =
-      std::chrono::steady_clock::time_point::max();
+  /// tries no new simulated arena; searchPlan() brings it forward by its
+  /// limits and counts its work on it. Default: never.
+  Deadline deadline;
   /// simulate() stops (a failure) once its plan cannot cost less than
   /// this: the cost executed so far, plus every later op's once, exceeds
   /// it. searchPlan() sets it to its best plan's cost, so that a candidate
@@ -171,22 +174,6 @@ struct PlanOptions {
   /// end, as the published policies' reproductions always have.
   bool boundArenaWalk = false;
 };
-
-/// The deadline `seconds` after `start`.
-inline std::chrono::steady_clock::time_point
-deadlineAfter(std::chrono::steady_clock::time_point start, double seconds) {
-  return start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                     std::chrono::duration<double>(seconds));
-}
-
-/// Has `deadline` passed? (No clock read when there is none.)
-inline bool deadlinePassed(std::chrono::steady_clock::time_point deadline) {
-  return deadline != std::chrono::steady_clock::time_point::max() &&
-         std::chrono::steady_clock::now() >= deadline;
-}
-inline bool deadlinePassed(const PlanOptions &options) {
-  return deadlinePassed(options.deadline);
-}
 
 /// The largest buffer alignment (1 GiB): a value of at most
 /// coop::kMaxPlannedBytes rounded up to it still fits in int64_t.
@@ -239,6 +226,8 @@ struct SearchCandidate {
   bool planned = false;
   double computeOverhead = 0;
   double seconds = 0;
+  /// Its work (Deadline.h's units), schedule included.
+  int64_t work = 0;
   /// No plan: the best plan's cost stopped it (it did not fail).
   bool costBoundReached = false;
 };
@@ -292,8 +281,9 @@ struct PlanStats {
   std::string packingMethod;
   bool packingProvedOptimal = false;
 
-  /// Whether options.deadline stopped the planner early: a replay, a
-  /// simulated arena or a candidate it did not try.
+  /// Whether options.deadline (the search's work or time limit) stopped the
+  /// planner early: a replay, a simulated arena or a candidate it did not
+  /// try.
   bool timeLimitReached = false;
   /// Whether options.costBoundUs stopped a simulation: its plan would have
   /// cost more than the bound, or failed.
@@ -301,8 +291,9 @@ struct PlanStats {
   /// Whether options.allocatedBytesBound stopped a simulation.
   bool allocatedBytesBoundReached = false;
 
-  /// searchPlan() only: every candidate tried, in order, and the winner's
-  /// name.
+  /// searchPlan() only: its work (Deadline.h's units), every candidate
+  /// tried, in order, and the winner's name.
+  int64_t searchWork = 0;
   std::vector<SearchCandidate> candidates;
   std::string winningCandidate;
 };
@@ -364,9 +355,9 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out);
 
 /// Gives `plan` new offsets: its buffers' lifetimes packed by packBuffers(),
 /// starting from its own addresses, so the high-water mark never rises.
-/// Only offsets change.
+/// Only offsets change. Its work is counted on `deadline`.
 Status repackPlan(const Graph &graph, const PackOptions &options, Plan *plan,
-                  PackResult *packing);
+                  PackResult *packing, const Deadline &deadline = {});
 
 /// The smallest budget (a multiple of the alignment) for which plan() with
 /// these options finds a plan, and that plan in `planned` (when given).

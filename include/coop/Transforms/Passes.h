@@ -5,6 +5,7 @@
 
 #include "coop/Dialect/Coop/IR/CoopDialect.h"
 #include "coop/Dialect/CoopRT/IR/CoopRT.h"
+#include "coop/Planner/Deadline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

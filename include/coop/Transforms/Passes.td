@@ -106,12 +106,16 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
     ```
 
     A budget below the memory floor, or one the policy cannot meet, is an
-    error that names the floor and the op; a search that `time-limit`
-    (which bounds the step's whole planning, plan found or not) stops
-    without a plan is an error at the step that says so. So is an input with no
+    error that names the floor and the op; a search that `work-limit` or
+    `time-limit` stops without a plan is an error at the step that says
+    so. The search's limit is its work by default, counted where it is
+    done (about one unit per simulated op): the same step gets the same
+    plan on any machine under any load. A `time-limit` bounds the step's
+    whole planning by the clock besides, plan found or not, at the cost of
+    that determinism. So is an input with no
     `coop.step` function, and a numeric option outside its range (budget
     and small-region up to 2^62 bytes, alignment 1 B to 1 GiB, time-limit
-    0 to 10^6 s, pack-nodes 0 to 10^9).
+    0 to 10^6 s, work-limit 0 to 10^15 units, pack-nodes 0 to 10^9).
   }];
   let options = [
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
@@ -123,10 +127,16 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
     Option<"policy", "policy", "std::string", /*default=*/"\"search\"",
            "search (the default: the best of several candidate plans), or "
            "one policy: lookahead, coop, dtr, dte or none">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"3.0",
-           "policy=search: seconds after which the search starts no new "
-           "candidate, replay or simulated arena, plan found or not "
-           "(0: no limit)">,
+    Option<"workLimit", "work-limit", "int64_t",
+           /*default=*/"::coop::planner::kDefaultSearchWorkLimit",
+           "policy=search: units of work (about one simulated op each) after "
+           "which the search starts no new candidate, replay or simulated "
+           "arena, plan found or not (0: no limit); the default takes about "
+           "3 s on a 2-core machine">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"0.0",
+           "policy=search: seconds of the clock after which the search "
+           "stops as at its work limit (0: none); a binding time limit makes "
+           "the plan depend on the machine's speed and load">,
     Option<"alignment", "alignment", "int64_t", /*default=*/"512",
            "Alignment of every buffer, in bytes">,
     Option<"partition", "partition", "bool", /*default=*/"true",
