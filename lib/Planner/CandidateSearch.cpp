@@ -9,7 +9,7 @@
 // gets a rescue, the replays in the budget's arena only, within a share of
 // the time left. The least promising candidates (schedules likely to stop
 // where another stopped) get a second pair of rounds after that, so that
-// the time limit cuts them first. The fitting plan with the least overhead
+// the limit cuts them first. The fitting plan with the least overhead
 // wins, so the result is never worse than any policy's own plan that the
 // search reached.
 //
@@ -206,7 +206,7 @@ public:
   /// simulated arenas above and below the budget).
   enum class Run { Quick, Rescue, Thorough };
   /// Plans one candidate, unless a plan was found and it recomputes nothing
-  /// or the time limit has passed (the first candidate always runs, to its
+  /// or the limit has passed (the first candidate always runs, to its
   /// end), until the deadline. A rescue, and a thorough run of a candidate
   /// with no plan yet, stop after 1/`shares` of the time left: near the
   /// floor the replays of one candidate that fails anyway took the whole
@@ -559,7 +559,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // The policies alone first: a quick run of each costs one simulation
   // (milliseconds), where a schedule's greedy near the floor can cost
   // seconds, so whatever coop, dtr or dte plans at once is found before
-  // the time limit can cut it.
+  // the limit can cut it.
   std::vector<Candidate> candidates;
   for (Policy policy : {Policy::Lookahead, Policy::Coop, Policy::DTR,
                         Policy::DTE})
@@ -637,7 +637,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   // rebuilt its two projections 92 times at r = 0.65, 3 times at 0.60).
   // Where that schedule stopped above its target, none is likely to plan
   // at once: it is then planned thoroughly at once, before the other
-  // schedules can spend the time limit.
+  // schedules can spend the limit.
   Candidate retaining{Policy::Coop, true};
   retaining.retainSharedInputs = true;
   candidates.insert(candidates.begin() + firstSchedule + 1, retaining);
@@ -726,7 +726,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
         [](const auto &a, const auto &b) { return a.first < b.first; });
   };
   // Candidates the replays in the budget's arena did not rescue: their
-  // arena search around the budget comes last of all, where the time limit
+  // arena search around the budget comes last of all, where the limit
   // cuts it first (each costs several replay series more; on ResNet-50 at
   // r = 0.2 only lookahead placing from one end plans, and running these
   // first left it no time).
@@ -806,7 +806,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
       } else {
         // A twin runs once, quick: its replays and arena search cost
         // seconds for plans that recompute several times over (the e2e
-        // LSTM at r = 0.5 with no time limit: 356-3339 %, the search
+        // LSTM at r = 0.5 with no limit: 356-3339 %, the search
         // 28 s -> 86 s with them).
         candidate.ranThorough |= candidate.evictClosureValues;
         ranked.push_back({search.consider(candidate, Run::Quick), candidate});
@@ -824,7 +824,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
     int rescuesLeft = 0;
     for (const auto &[rank, candidate] : ranked)
       rescuesLeft += thoroughDiffers && !candidate.ranThorough && !rank.planned;
-    // Right after the leader, before the time limit can cut them, and only
+    // Right after the leader, before the limit can cut them, and only
     // when it planned at once (where nothing did, a smaller budget is a
     // waste of the time left): the two best candidates planned for 3/4 and
     // 7/8 of this budget, whose plans fit it too, so that it is not worse
@@ -857,7 +857,7 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   rounds(candidates, /*firstPair=*/true);
   rounds(deferred, /*firstPair=*/false);
   // Every candidate again with expensive and cheap values both at the low
-  // end of free memory, last, where the time limit cuts it first: it keeps
+  // end of free memory, last, where the limit cuts it first: it keeps
   // contiguous room where two ends split it (U-Net at r = 0.5: 7.39 ->
   // 5.52 %, the same on the other zoo graphs at 0.5), and is worse as
   // often (ResNet-50's coop at 0.5: 7.48 -> 7.75 %). Schedules are reused.

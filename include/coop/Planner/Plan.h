@@ -347,10 +347,11 @@ bool costsLess(const PlanStats &a, const PlanStats &b);
 /// thorough round, best first, runs plan() with the given options; when
 /// the quick round's leader planned, the two best also plan for 3/4 and
 /// 7/8 of the budget (a plan for a smaller budget fits this one).
-/// options.policy is ignored. options.searchTimeLimitSeconds bounds the
-/// whole search; deterministic unless it stops it (the stats say so).
-/// Fails like the first candidate when none fits, or, when the time limit
-/// stopped a search that found no plan above the floor, says so.
+/// options.policy is ignored. options.searchWorkLimit bounds the whole
+/// search, and so does options.searchTimeLimitSeconds where given;
+/// deterministic unless the time limit stops it (the stats say which did).
+/// Fails like the first candidate when none fits, or, when a limit stopped
+/// a search that found no plan above the floor, says so.
 Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out);
 
 /// Gives `plan` new offsets: its buffers' lifetimes packed by packBuffers(),
