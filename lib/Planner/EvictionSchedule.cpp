@@ -703,7 +703,7 @@ ScheduledEvictions Scheduler::run(int64_t targetBytes, ScheduleGaps gapKind,
         bestScore = score;
       }
     });
-    deadline.count(work);
+    deadline.count(kWorkPerScheduleStep * work);
     if (best < 0) {
       if (stuck == StuckPeaks::Stop)
         break; // nothing over the peak can go

@@ -17,16 +17,19 @@
 
 namespace coop::planner {
 
-/// Units of planning work, each about 50 ns on the 2-core machine of
-/// docs/test-suite.md (docs/planner.md, "The search's limit", says how they
-/// were measured): one per gap the eviction schedule's greedy looks at and
-/// per value a new price looks at, and these per piece of work elsewhere.
-constexpr int64_t kWorkPerSimulatedInstruction = 16;
-constexpr int64_t kWorkPerScannedPiece = 2;
-constexpr int64_t kWorkPerPackedBuffer = 24;
-constexpr int64_t kWorkPerPackingNode = 1000;
+/// Units of planning work, each about 25 ns on the 2-core machine of
+/// docs/test-suite.md: what each piece of work costs, fitted to the search's
+/// time over the zoo and the e2e models (docs/planner.md, "The search's
+/// limit is its work").
+constexpr int64_t kWorkPerSimulatedInstruction = 15;
+constexpr int64_t kWorkPerScannedPiece = 1;
+/// A gap the eviction schedule's greedy looks at, or a value a new price
+/// looks at.
+constexpr int64_t kWorkPerScheduleStep = 2;
+constexpr int64_t kWorkPerPackedBuffer = 190;
+constexpr int64_t kWorkPerPackingNode = 2200;
 /// searchPlan()'s default work limit: about 3 s on that machine.
-constexpr int64_t kDefaultSearchWorkLimit = 60000000;
+constexpr int64_t kDefaultSearchWorkLimit = 120000000;
 
 /// Planning work done so far.
 class WorkMeter {
