@@ -108,14 +108,15 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
     A budget below the memory floor, or one the policy cannot meet, is an
     error that names the floor and the op; a search that `work-limit` or
     `time-limit` stops without a plan is an error at the step that says
-    so. The search's limit is its work by default, counted where it is
-    done (about one unit per simulated op): the same step gets the same
-    plan on any machine under any load. A `time-limit` bounds the step's
-    whole planning by the clock besides, plan found or not, at the cost of
-    that determinism. So is an input with no
+    so. So is an input with no
     `coop.step` function, and a numeric option outside its range (budget
     and small-region up to 2^62 bytes, alignment 1 B to 1 GiB, time-limit
     0 to 10^6 s, work-limit 0 to 10^15 units, pack-nodes 0 to 10^9).
+
+    The search's limit is its work, counted where it is done (units of
+    about 25 ns): the same step gets the same plan on any machine under
+    any load. A `time-limit` bounds the step's whole planning by the clock
+    besides, plan found or not, at the cost of that determinism.
   }];
   let options = [
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
@@ -129,7 +130,7 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
            "one policy: lookahead, coop, dtr, dte or none">,
     Option<"workLimit", "work-limit", "int64_t",
            /*default=*/"::coop::planner::kDefaultSearchWorkLimit",
-           "policy=search: units of work (about one simulated op each) after "
+           "policy=search: units of work (about 25 ns each) after "
            "which the search starts no new candidate, replay or simulated "
            "arena, plan found or not (0: no limit); the default takes about "
            "3 s on a 2-core machine">,
