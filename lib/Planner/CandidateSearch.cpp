@@ -519,6 +519,7 @@ Status CandidateSearch::finish(Plan *out) {
   *out = found_ ? std::move(best_) : std::move(first_);
   out->stats.candidates = std::move(tried_);
   out->stats.timeLimitReached = timedOut_;
+  out->stats.clockLimitReached = timedOut_ && options_.deadline.timePassed();
   out->stats.searchWork = work_.done();
   if (found_)
     return Status::ok();
@@ -526,11 +527,11 @@ Status CandidateSearch::finish(Plan *out) {
     return firstError_;
   // Below the floor no time helps: that error says why, not the limit.
   if (options_.budgetBytes < out->stats.memoryFloorBytes) {
-    out->stats.timeLimitReached = false;
+    out->stats.timeLimitReached = out->stats.clockLimitReached = false;
     return firstError_;
   }
   char limit[48];
-  if (options_.deadline.timePassed())
+  if (out->stats.clockLimitReached)
     std::snprintf(limit, sizeof(limit), "time limit of %g s",
                   options_.searchTimeLimitSeconds);
   else

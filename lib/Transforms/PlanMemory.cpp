@@ -527,10 +527,9 @@ void CoopPlanMemoryPass::printReport(func::FuncOp func,
   if (searchCandidates) {
     os << "\n  plan search:        " << stats.candidates.size()
        << " candidates tried"
-       << (!stats.timeLimitReached ? ""
-           : workLimit > 0 && stats.searchWork >= int64_t(workLimit)
-               ? " (work limit reached)"
-               : " (time limit reached)")
+       << (!stats.timeLimitReached    ? ""
+           : stats.clockLimitReached ? " (time limit reached)"
+                                     : " (work limit reached)")
        << "; won: " << stats.winningCandidate;
     for (const planner::SearchCandidate &candidate : stats.candidates) {
       os << "\n    " << candidate.name << ": ";

@@ -492,6 +492,7 @@ TEST(CandidateSearch, TimeLimitBoundsAFailingSearch) {
   searchAtTheFloor(/*workLimit=*/0, 0.05, &st, &p, &seconds);
   ASSERT_FALSE(st);
   EXPECT_TRUE(p.stats.timeLimitReached);
+  EXPECT_TRUE(p.stats.clockLimitReached);
   EXPECT_TRUE(contains(st.message(), "no plan found within the time limit "
                                      "of 0.05 s"))
       << st.message();
@@ -512,6 +513,7 @@ TEST(CandidateSearch, WorkLimitStopsAFailingSearchDeterministically) {
   searchAtTheFloor(kLimit, 0, &second, &q, &seconds);
   ASSERT_FALSE(first);
   EXPECT_TRUE(p.stats.timeLimitReached);
+  EXPECT_FALSE(p.stats.clockLimitReached);
   EXPECT_TRUE(contains(first.message(), "no plan found within the work limit "
                                         "of 200000 units"))
       << first.message();

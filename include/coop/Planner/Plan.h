@@ -285,6 +285,10 @@ struct PlanStats {
   /// planner early: a replay, a simulated arena or a candidate it did not
   /// try.
   bool timeLimitReached = false;
+  /// searchPlan() only, with timeLimitReached: the clock's limit had passed
+  /// when it finished (otherwise its work limit, or a share of it, stopped
+  /// it).
+  bool clockLimitReached = false;
   /// Whether options.costBoundUs stopped a simulation: its plan would have
   /// cost more than the bound, or failed.
   bool costBoundReached = false;
