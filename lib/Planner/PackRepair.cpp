@@ -118,6 +118,7 @@ public:
   }
 
   int64_t peak() const { return byTop_.empty() ? 0 : byTop_.rbegin()->first; }
+  int64_t work() const { return work_; }
 
 private:
   int64_t top(int32_t b) const { return offset_[b] + size_[b]; }
@@ -261,11 +262,13 @@ bool repairPacking(const std::vector<int32_t> &begin,
                    const std::vector<int32_t> &end,
                    const std::vector<int64_t> &size, int32_t sections,
                    int64_t goal, int64_t workLimit,
-                   std::vector<int64_t> *offset, int64_t *peak) {
+                   std::vector<int64_t> *offset, int64_t *peak,
+                   int64_t &steps) {
   if (*peak <= goal || size.empty())
     return false;
   WindowRepair repair(begin, end, size, sections, *offset);
   repair.run(goal, workLimit);
+  steps += repair.work();
   const bool lowered = repair.peak() < *peak;
   *peak = repair.peak();
   return lowered;

@@ -26,12 +26,12 @@ constexpr int64_t kRepairWorkPerBuffer = 1000;
 /// highest top falls (or stays and they sit lower). Never raises the
 /// peak, deterministic, and stops after about `workLimit` steps (a step:
 /// a buffer collected into a window, or checked against one to place).
-/// Returns whether the peak fell.
+/// Returns whether the peak fell; adds the steps it took to `steps`.
 bool repairPacking(const std::vector<int32_t> &begin,
                    const std::vector<int32_t> &end,
                    const std::vector<int64_t> &size, int32_t sections,
                    int64_t goal, int64_t workLimit,
-                   std::vector<int64_t> *offset, int64_t *peak);
+                   std::vector<int64_t> *offset, int64_t *peak, int64_t &steps);
 
 } // namespace coop::planner
 

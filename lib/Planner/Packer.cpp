@@ -186,9 +186,11 @@ struct Overlaps {
 /// most buffers overlap most others in time, such as a recurrent step with
 /// thousands of neighbours each), filtered out of every placed buffer kept
 /// in order of offset, which costs neither the list nor a sort. Both see
-/// the same buffers, so the packing is the same.
+/// the same buffers, so the packing is the same. Adds the buffers it looks
+/// at to `steps`.
 Packing placeGreedily(const Part &p, const Overlaps *overlaps,
-                      const std::vector<int32_t> &order, bool bestGap) {
+                      const std::vector<int32_t> &order, bool bestGap,
+                      int64_t &steps) {
   const size_t n = p.size.size();
   Packing result;
   result.offset.assign(n, -1);
@@ -216,17 +218,21 @@ Packing placeGreedily(const Part &p, const Overlaps *overlaps,
     };
     if (!overlaps) {
       placed.visitInOrder([&](const PlacedByOffset::Record &r) {
+        ++steps;
         return r.begin <= p.end[b] && p.begin[b] <= r.end &&
                clear(r.offset, r.top);
       });
     } else {
       busy.clear();
+      steps += overlaps->start[b + 1] - overlaps->start[b];
       for (int64_t k = overlaps->start[b]; k < overlaps->start[b + 1]; ++k) {
         const int32_t o = overlaps->other[k];
         if (result.offset[o] >= 0)
           busy.push_back({result.offset[o], result.offset[o] + p.size[o]});
       }
       std::sort(busy.begin(), busy.end());
+      for (size_t half = busy.size(); half > 1; half /= 2) // the sort's
+        steps += int64_t(busy.size());
       for (auto [lo, hi] : busy)
         if (clear(lo, hi))
           break;
@@ -409,10 +415,12 @@ Packing dropOntoSkyline(const Part &p, const std::vector<int32_t> &order) {
 /// order costs time linear in them) is dropped onto its skyline in the
 /// initial order, or by size. Stops at the first packing whose peak is at
 /// most `goodEnough`; the initial order dropped onto its skyline, which
-/// needs no list of overlaps, goes first.
+/// needs no list of overlaps, goes first. Adds the buffers the placements
+/// look at, and the overlapping pairs listed for them, to `steps`.
 Packing packByGreedyOrders(const Part &p, const Contention &contention,
                            const std::vector<int64_t> *initial, bool large,
-                           bool initialOrderOnly, int64_t goodEnough) {
+                           bool initialOrderOnly, int64_t goodEnough,
+                           int64_t &steps) {
   const size_t n = p.size.size();
   auto length = [&](int32_t i) { return int64_t(p.end[i]) - p.begin[i]; };
   auto sorted = [&](auto before) {
@@ -538,13 +546,15 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
     candidates.erase(candidates.end() - 3, candidates.end() - 1);
   // Listing the overlaps pays where each buffer has few of them.
   std::optional<Overlaps> overlaps;
-  if (pairs / int64_t(n) < int64_t(n) / 16)
+  if (pairs / int64_t(n) < int64_t(n) / 16) {
     overlaps.emplace(p);
+    steps += pairs;
+  }
   Packing best;
   best.peak = std::numeric_limits<int64_t>::max();
   for (const Candidate &c : candidates) {
     Packing packing = placeGreedily(p, overlaps ? &*overlaps : nullptr,
-                                    c.order(), c.bestGap);
+                                    c.order(), c.bestGap, steps);
     if (packing.peak < best.peak) {
       best = std::move(packing);
       best.method = c.name;
@@ -1699,6 +1709,7 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
   int64_t peak = 0;
   bool peakProved = true;
   std::string method = "empty";
+  int64_t &steps = result->packingSteps;
   for (size_t k = 0; k < parts.size(); ++k) {
     std::stable_sort(throughout[k].begin(), throughout[k].end(),
                      [&](int32_t a, int32_t b) { return units[a] > units[b]; });
@@ -1719,7 +1730,7 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
       int64_t known = lowerBound - base[k];
       const int64_t goodEnough = std::max(known, target - base[k]);
       best = packByGreedyOrders(part, contention, initial, large,
-                                options.initialOrderOnly, goodEnough);
+                                options.initialOrderOnly, goodEnough, steps);
       const bool targetReachable = target == 0 || lowerBound <= target;
       if (best.peak > goodEnough && targetReachable &&
           options.searchNodeLimit > 0 && !large && !options.initialOrderOnly) {
@@ -1814,7 +1825,7 @@ Status packBuffers(const std::vector<PackBuffer> &buffers,
         if (repairPacking(part.begin, part.end, part.size, part.sections,
                           goodEnough,
                           kRepairWorkPerBuffer * int64_t(part.ids.size()),
-                          &best.offset, &best.peak))
+                          &best.offset, &best.peak, steps))
           best.method = "repair";
       }
       proved = known >= best.peak;

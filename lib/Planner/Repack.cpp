@@ -73,6 +73,7 @@ Status repackPlan(const Graph &graph, const PackOptions &options, Plan *plan,
   if (Status st = packBuffers(buffers, options, packing, &simulated); !st)
     return Status::error("cannot repack the plan: " + st.message());
   deadline.count(kWorkPerPackedBuffer * int64_t(buffers.size()) +
+                 packing->packingSteps / kPackingStepsPerWork +
                  kWorkPerPackingNode * packing->searchNodes);
   for (size_t b = 0; b < buffers.size(); ++b)
     for (int64_t *field : fields[b])

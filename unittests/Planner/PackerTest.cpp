@@ -254,6 +254,30 @@ TEST(PackerTest, GreedyBySizeIsFirstFitWhetherOverlapsAreListedOrNot) {
   }
 }
 
+// The search's work limit counts a repacking by its packing steps: what
+// the greedy placements look at grows with the overlaps, not the buffers
+// (the BiLSTM's plans: thousands of neighbours a buffer).
+TEST(PackerTest, PackingStepsCountOverlapsNotBuffers) {
+  const int64_t n = 300;
+  std::vector<PackBuffer> chained, crowded;
+  for (int64_t i = 0; i < n; ++i) {
+    chained.push_back({i, i + 1, n - i}); // each overlaps its two neighbours
+    crowded.push_back({i, n + i, n - i}); // each overlaps every other
+  }
+  PackOptions options;
+  options.targetPeak = int64_t(1) << 40; // the first order is good enough
+  PackResult sparse, dense;
+  ASSERT_OK(packBuffers(chained, options, &sparse));
+  ASSERT_OK(packBuffers(crowded, options, &dense));
+  ASSERT_EQ(dense.method, "greedy-by-size");
+  EXPECT_GT(sparse.packingSteps, 0);
+  EXPECT_LE(sparse.packingSteps, 10 * n);
+  // Larger first, all alive at once: each placement passes every one
+  // placed before it (but the first buffer, alive throughout, is stacked
+  // apart).
+  EXPECT_GE(dense.packingSteps, (n - 1) * (n - 2) / 2);
+}
+
 TEST(IntervalGeneratorTest, SameSeedSameSet) {
   for (IntervalKind kind : kIntervalKinds) {
     IntervalShape shape;

@@ -19,14 +19,15 @@ namespace coop::planner {
 
 /// Units of planning work, each about 25 ns on the 2-core machine of
 /// docs/test-suite.md: what each piece of work costs, fitted to the search's
-/// time over the zoo and the e2e models (docs/planner.md, "The search's
-/// limit is its work").
-constexpr int64_t kWorkPerSimulatedInstruction = 15;
-constexpr int64_t kWorkPerScannedPiece = 1;
+/// time over the zoo (docs/planner.md, "The search's limit is its work").
+constexpr int64_t kWorkPerSimulatedInstruction = 16;
+constexpr int64_t kWorkPerScannedPiece = 2;
 /// A gap the eviction schedule's greedy looks at, or a value a new price
 /// looks at.
-constexpr int64_t kWorkPerScheduleStep = 2;
-constexpr int64_t kWorkPerPackedBuffer = 190;
+constexpr int64_t kWorkPerScheduleStep = 1;
+constexpr int64_t kWorkPerPackedBuffer = 100;
+/// PackResult::packingSteps: a unit is this many of them.
+constexpr int64_t kPackingStepsPerWork = 20;
 constexpr int64_t kWorkPerPackingNode = 2200;
 /// searchPlan()'s default work limit: about 3 s on that machine.
 constexpr int64_t kDefaultSearchWorkLimit = 120000000;

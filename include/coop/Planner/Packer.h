@@ -72,6 +72,11 @@ struct PackResult {
   /// Which method found `peak`: a greedy order's name, or "search".
   std::string method;
   int64_t searchNodes = 0;
+  /// What the packing cost beside its search nodes: the buffers the greedy
+  /// placements looked at (each scans those placed before it that live at
+  /// once, and sorts them), the overlapping pairs listed for them, and the
+  /// steps of the windowed repair of large parts.
+  int64_t packingSteps = 0;
 };
 
 /// Packs `buffers`. `initial`, when given, is a packing to improve on (an
