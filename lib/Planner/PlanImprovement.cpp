@@ -205,8 +205,14 @@ void NeighbourFinder::evicted(size_t i, OpId lastRun, TensorId t) {
       sibling->from = i;
       sibling->to = code_.size();
     }
-    sibling->drop.dropped.push_back(t);
-    sibling->bytes += bufferBytes_[t];
+    // Evicted again after a recomputation before the next run (its own
+    // absence found as the sibling): one drop from the schedule, listed
+    // once, whose gain counts both rebuilds.
+    if (!std::count(sibling->drop.dropped.begin(), sibling->drop.dropped.end(),
+                    t)) {
+      sibling->drop.dropped.push_back(t);
+      sibling->bytes += bufferBytes_[t];
+    }
     openAbsence_[t] = int32_t(sibling - absences_.begin());
     return;
   }

@@ -1075,3 +1075,43 @@ TEST(CandidateSearch, OnlyQuickPlansArePlannedBelowTheBudget) {
   EXPECT_GT(plannedBelow, 0);
   EXPECT_GT(stoppedQuickRuns, 0);
 }
+
+/// A generated step of another shape than the sweep's (deeper, with batch
+/// norms, skips, workspaces and in-place recomputation varied by the
+/// seed), the search's options with no work limit, and its budget
+/// `fraction` of the way from the floor to `none`'s arena.
+namespace {
+void otherShapeStep(uint64_t seed, double fraction, Graph *graph,
+                    PlanOptions *options) {
+  TrainingGraphShape shape;
+  shape.layers = 2 + int32_t(seed % 23);
+  shape.batchNormProbability = seed % 3 == 0 ? 0.5 : 0.0;
+  shape.skipProbability = double(seed % 5) / 10;
+  shape.workspaceProbability = double(seed % 4) * 0.15;
+  ASSERT_OK(generateTrainingGraph(seed, shape, graph));
+  *options = unlimited(PlanOptions());
+  options->twoEndedPartitioning = seed % 2 == 0;
+  options->recomputableInPlace = seed % 3 != 1;
+  StepBounds bounds;
+  ASSERT_OK(stepBounds(*graph, *options, &bounds));
+  options->budgetBytes = budgetBetween(bounds, fraction);
+}
+} // namespace
+
+/// A twin that evicts closure values again evicts a scheduled value a
+/// second time after recomputing it, before the next op runs: the
+/// improvement phase's neighbour that drops it from the schedule lists it
+/// once (listed twice, the second removal erased past the end of the
+/// schedule's list: a crash at seed 2083, found under AddressSanitizer).
+TEST(CandidateSearch, ImprovementDropsAValueEvictedTwiceOnce) {
+  Graph g;
+  PlanOptions o;
+  ASSERT_NO_FATAL_FAILURE(otherShapeStep(2083, 0.05, &g, &o));
+  Plan p;
+  ASSERT_OK(planAndVerify(g, o, &p, searchPlan));
+  EXPECT_TRUE(
+      contains(p.stats.winningCandidate, "(closure values evicted again)"))
+      << p.stats.winningCandidate;
+  EXPECT_TRUE(contains(p.stats.winningCandidate, ", improved"))
+      << p.stats.winningCandidate;
+}
