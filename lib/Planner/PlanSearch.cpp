@@ -269,6 +269,8 @@ Status plan(const Graph &graph, const PlanOptions &options,
     // The first arena above `fits` that the cost bound stopped: not known
     // to fit, the end of the bisection before one too large.
     int64_t stoppedAbove = 0;
+    // The largest arena the cost bound stopped.
+    int64_t lastStopped = 0;
     bool failed = atBudget == Outcome::SimulationFailed;
     for (int64_t step = std::max<int64_t>(budget / (failed ? 32 : 512), align);
          step <= std::max<int64_t>(budget / 16, align) &&
@@ -285,6 +287,8 @@ Status plan(const Graph &graph, const PlanOptions &options,
       // less, and may cost less than the plan that set the bound.
       if (outcome == Outcome::CostsMore && stoppedAbove == 0)
         stoppedAbove = simulated;
+      if (outcome == Outcome::CostsMore)
+        lastStopped = simulated;
       if (outcome == Outcome::TooLarge)
         tooLarge = simulated;
       if (outcome == Outcome::TooLarge ||
@@ -293,15 +297,25 @@ Status plan(const Graph &graph, const PlanOptions &options,
         break;
       failed |= outcome == Outcome::SimulationFailed;
     }
-    // Refine only where growing helped, or where the budget itself failed
-    // (not where it cost more than a plan found).
-    const bool refine = fits > budget ||
-                        atBudget == Outcome::SimulationFailed ||
-                        atBudget == Outcome::TooLarge;
-    for (int64_t lo = std::max(fits, budget),
-                 hi = stoppedAbove > 0 ? stoppedAbove : tooLarge, round = 0;
-         refine && hi > 0 && round < 3 && hi - lo > align &&
-         !search.bestRecomputesNothing();
+    // Refine where growing helped, or where the budget itself failed:
+    // above the largest arena that fitted, below the first the cost bound
+    // stopped above it or else the one too large.
+    bool refine = fits > budget || atBudget == Outcome::SimulationFailed ||
+                  atBudget == Outcome::TooLarge;
+    int64_t lo = std::max(fits, budget),
+            hi = stoppedAbove > 0 ? stoppedAbove : tooLarge;
+    // Where every arena above the budget up to one too large cost more
+    // than the best plan, the plans that evict least may still cost less:
+    // those between the largest stopped arena and the one too large (a
+    // generated step's lookahead: 12.87 % there, where the search kept
+    // 15.49 % and every arena walked cost 20-30 %).
+    if (!refine && tooLarge > 0 && lastStopped > 0) {
+      refine = true;
+      lo = lastStopped;
+      hi = tooLarge;
+    }
+    for (int64_t round = 0; refine && hi > 0 && round < 3 && hi - lo > align &&
+                            !search.bestRecomputesNothing();
          ++round) {
       const int64_t mid = (lo + (hi - lo) / 2) / align * align;
       const Outcome outcome = search.tryArena(mid);

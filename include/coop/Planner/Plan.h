@@ -164,8 +164,10 @@ struct PlanOptions {
   /// it. searchPlan() sets it to its best plan's cost, so that a candidate
   /// that cannot win stops early (branch and bound). Default: none.
   double costBoundUs = std::numeric_limits<double>::infinity();
-  /// simulate() stops (a failure) once more bytes are allocated at once
-  /// than this. Default: none.
+  /// simulate() fails where more bytes are allocated at once than this: it
+  /// stops at that op, unless a replay may follow (learnFromFailures) and
+  /// no cost bound is set, where it goes on so that a failure after it is
+  /// learned from. Default: none.
   int64_t allocatedBytesBound = std::numeric_limits<int64_t>::max();
   /// plan() bounds its walk over simulated arenas: each arena by the cost
   /// of the best arena's plan so far, and one above the budget by the
