@@ -1142,14 +1142,21 @@ TEST(CandidateSearch, ImprovementDropsAValueEvictedTwiceOnce) {
 }
 
 /// The property the two cases above broke, on generated steps of other
-/// shapes (COOP_PLANNER_SEARCH_SEEDS of them from seed 2000, default 6;
-/// 120 took 165 s): with no limit the search plans wherever a policy plans,
-/// never for more, and every plan verifies.
+/// shapes (COOP_PLANNER_SEARCH_SEEDS of them from seed
+/// COOP_PLANNER_SEARCH_FIRST_SEED, default 6 from 2000; 120 took 165 s):
+/// with no limit the search plans wherever a policy plans, never for more,
+/// and every plan verifies. Not yet everywhere: 300 seeds find seed 2191
+/// at 0.15 (28.35 % against lookahead's own 25.22 %), where the cost bound
+/// stops the first replay of lookahead's run in the search before a later
+/// replay could learn its cheaper plan (docs/planner.md, "Branch and
+/// bound").
 TEST(CandidateSearch, NeverWorseThanAnyPolicyOnGeneratedShapes) {
-  const char *env = std::getenv("COOP_PLANNER_SEARCH_SEEDS");
-  const int seeds = env ? std::max(1, std::atoi(env)) : 6;
+  const char *count = std::getenv("COOP_PLANNER_SEARCH_SEEDS");
+  const char *from = std::getenv("COOP_PLANNER_SEARCH_FIRST_SEED");
+  const int seeds = count ? std::max(1, std::atoi(count)) : 6;
+  const uint64_t first = from ? uint64_t(std::atoll(from)) : 2000;
   int searches = 0, planned = 0;
-  for (uint64_t seed = 2000; seed < 2000 + uint64_t(seeds); ++seed) {
+  for (uint64_t seed = first; seed < first + uint64_t(seeds); ++seed) {
     for (double fraction : {0.01, 0.05, 0.15, 0.3, 0.5, 0.75, 0.95}) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " at " +
                    std::to_string(fraction));
