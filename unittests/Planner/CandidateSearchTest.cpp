@@ -26,7 +26,7 @@ PlanOptions unlimited(PlanOptions options) {
   return options;
 }
 
-/// A generated step of the sweep, the search's options with no work limit,
+/// A generated step, the search's options with no work limit,
 /// and the step's floor and `none` arena.
 struct SweptStep {
   Graph graph;
@@ -36,6 +36,22 @@ struct SweptStep {
 Status sweptStep(uint64_t seed, int32_t layerSpread, SweptStep *out) {
   if (Status st = sweepStep(seed, layerSpread, &out->graph); !st)
     return st;
+  return stepBounds(out->graph, out->options, &out->bounds);
+}
+
+/// A generated step of another shape than the sweep's: deeper, with batch
+/// norms, skips, workspaces, two-ended placement and in-place
+/// recomputation varied by the seed.
+Status otherShapeStep(uint64_t seed, SweptStep *out) {
+  TrainingGraphShape shape;
+  shape.layers = 2 + int32_t(seed % 23);
+  shape.batchNormProbability = seed % 3 == 0 ? 0.5 : 0.0;
+  shape.skipProbability = double(seed % 5) / 10;
+  shape.workspaceProbability = double(seed % 4) * 0.15;
+  if (Status st = generateTrainingGraph(seed, shape, &out->graph); !st)
+    return st;
+  out->options.twoEndedPartitioning = seed % 2 == 0;
+  out->options.recomputableInPlace = seed % 3 != 1;
   return stepBounds(out->graph, out->options, &out->bounds);
 }
 
@@ -1078,28 +1094,6 @@ TEST(CandidateSearch, OnlyQuickPlansArePlannedBelowTheBudget) {
   EXPECT_GT(stoppedQuickRuns, 0);
 }
 
-/// A generated step of another shape than the sweep's (deeper, with batch
-/// norms, skips, workspaces and in-place recomputation varied by the
-/// seed), the search's options with no work limit, and its budget
-/// `fraction` of the way from the floor to `none`'s arena.
-namespace {
-void otherShapeStep(uint64_t seed, double fraction, Graph *graph,
-                    PlanOptions *options) {
-  TrainingGraphShape shape;
-  shape.layers = 2 + int32_t(seed % 23);
-  shape.batchNormProbability = seed % 3 == 0 ? 0.5 : 0.0;
-  shape.skipProbability = double(seed % 5) / 10;
-  shape.workspaceProbability = double(seed % 4) * 0.15;
-  ASSERT_OK(generateTrainingGraph(seed, shape, graph));
-  *options = unlimited(PlanOptions());
-  options->twoEndedPartitioning = seed % 2 == 0;
-  options->recomputableInPlace = seed % 3 != 1;
-  StepBounds bounds;
-  ASSERT_OK(stepBounds(*graph, *options, &bounds));
-  options->budgetBytes = budgetBetween(bounds, fraction);
-}
-} // namespace
-
 /// Two steps of other shapes where the search once lost lookahead's own
 /// plan: at seed 2049 the allocated-bytes bound stopped the replays of each
 /// arena above the budget before they learned to keep fewer bytes at once
@@ -1111,13 +1105,14 @@ TEST(CandidateSearch, NeverWorseThanAPolicyOnOtherShapes) {
   for (auto [seed, fraction] : {std::pair<uint64_t, double>{2049, 0.01},
                                 std::pair<uint64_t, double>{2055, 0.3}}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    Graph g;
-    PlanOptions o;
-    ASSERT_NO_FATAL_FAILURE(otherShapeStep(seed, fraction, &g, &o));
+    SweptStep step;
+    ASSERT_OK(otherShapeStep(seed, &step));
+    PlanOptions &o = step.options;
+    o.budgetBytes = budgetBetween(step.bounds, fraction);
     o.policy = Policy::Lookahead;
     Plan own, searched;
-    ASSERT_OK(planAndVerify(g, o, &own));
-    ASSERT_OK(planAndVerify(g, o, &searched, searchPlan));
+    ASSERT_OK(planAndVerify(step.graph, o, &own));
+    ASSERT_OK(planAndVerify(step.graph, o, &searched, searchPlan));
     EXPECT_LE(searched.stats.executedCostUs, own.stats.executedCostUs)
         << "won: " << searched.stats.winningCandidate;
   }
@@ -1129,11 +1124,11 @@ TEST(CandidateSearch, NeverWorseThanAPolicyOnOtherShapes) {
 /// once (listed twice, the second removal erased past the end of the
 /// schedule's list: a crash at seed 2083, found under AddressSanitizer).
 TEST(CandidateSearch, ImprovementDropsAValueEvictedTwiceOnce) {
-  Graph g;
-  PlanOptions o;
-  ASSERT_NO_FATAL_FAILURE(otherShapeStep(2083, 0.05, &g, &o));
+  SweptStep step;
+  ASSERT_OK(otherShapeStep(2083, &step));
+  step.options.budgetBytes = budgetBetween(step.bounds, 0.05);
   Plan p;
-  ASSERT_OK(planAndVerify(g, o, &p, searchPlan));
+  ASSERT_OK(planAndVerify(step.graph, step.options, &p, searchPlan));
   EXPECT_TRUE(
       contains(p.stats.winningCandidate, "(closure values evicted again)"))
       << p.stats.winningCandidate;
@@ -1157,12 +1152,14 @@ TEST(CandidateSearch, NeverWorseThanAnyPolicyOnGeneratedShapes) {
   const uint64_t first = from ? uint64_t(std::atoll(from)) : 2000;
   int searches = 0, planned = 0;
   for (uint64_t seed = first; seed < first + uint64_t(seeds); ++seed) {
+    SweptStep step;
+    ASSERT_OK(otherShapeStep(seed, &step));
+    const Graph &g = step.graph;
+    PlanOptions &o = step.options;
     for (double fraction : {0.01, 0.05, 0.15, 0.3, 0.5, 0.75, 0.95}) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " at " +
                    std::to_string(fraction));
-      Graph g;
-      PlanOptions o;
-      ASSERT_NO_FATAL_FAILURE(otherShapeStep(seed, fraction, &g, &o));
+      o.budgetBytes = budgetBetween(step.bounds, fraction);
       double cheapest = std::numeric_limits<double>::infinity();
       for (Policy policy :
            {Policy::Coop, Policy::DTR, Policy::DTE, Policy::Lookahead}) {
