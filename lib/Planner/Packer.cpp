@@ -75,7 +75,7 @@ constexpr double kNearIncumbentNoise = 0.3;
 
 /// A part whose sections hold on average at least this share of its most
 /// live units is full nearly everywhere: there the exact search branches
-/// on the most constrained cell (descendByCells).
+/// on the most constrained cell (startByCells).
 constexpr double kFullShare = 0.9;
 
 std::string describeBuffer(const std::vector<PackBuffer> &buffers, size_t i) {
@@ -584,7 +584,7 @@ Packing packByGreedyOrders(const Part &p, const Contention &contention,
 /// boundary any more: the two sides are then independent. A node is a
 /// descent or a placement the inference rejects. In a part full nearly
 /// everywhere, it branches instead on the most constrained cell of the
-/// least floor (descendByCells), where every buffer there covers or a hole
+/// least floor (startByCells), where every buffer there covers or a hole
 /// is left.
 class CanonicalSearch {
 public:
@@ -696,7 +696,7 @@ public:
   }
 
 private:
-  /// A buffer descend may place next, at its floor.
+  /// A buffer the search may place next, at its floor.
   struct Candidate {
     int64_t floor;
     int32_t rank, buffer;
@@ -852,8 +852,7 @@ private:
     }
     std::vector<int32_t> all(n);
     std::iota(all.begin(), all.end(), 0);
-    return descendAfterCuts(0, p_.sections - 1, all, 0, p_.sections - 1, 0,
-                            -1);
+    return searchAll(all);
   }
 
   bool outOfBudget() {
@@ -865,16 +864,80 @@ private:
     return outOfNodes_;
   }
 
-  /// Places the unplaced buffers of `buffers`, which lie in sections
-  /// [lo, hi], each after (lastOffset, lastBegin) in placement order (by
-  /// cells: at or above level lastOffset, clear of its holes).
-  bool descend(int32_t lo, int32_t hi, const std::vector<int32_t> &buffers,
-               int64_t lastOffset, int32_t lastBegin) {
-    // The frames on the stack have distinct placement depths, so each
-    // reuses its depth's lists instead of allocating its own.
-    std::vector<int32_t> &unplaced = unplacedAtDepth_[placements_.size()];
-    std::vector<Candidate> &candidates =
-        candidatesAtDepth_[placements_.size()];
+  /// What starting or advancing a search over some sections came to: all
+  /// its buffers placed, no way to place them, or a frame pushed on top of
+  /// the stack that is to be advanced first.
+  enum class Step { Packed, Failed, Pushed };
+  /// What a frame of the search's stack branches over (see Frame).
+  enum class FrameKind { Candidates, Cells, Sides };
+
+  /// Places the unplaced buffers of `all` over every section, as
+  /// startAfterCuts does. The search runs on an explicit stack of frames,
+  /// not on the call stack: it is as deep as the part has buffers (up to
+  /// searchMaxBuffers), which would overflow a small thread's stack.
+  bool searchAll(const std::vector<int32_t> &all) {
+    top_ = 0;
+    Step step =
+        startAfterCuts(0, p_.sections - 1, all, 0, p_.sections - 1, 0, -1);
+    while (top_ > 0)
+      step = step == Step::Pushed ? advance(top_ - 1)
+                                  : resume(top_ - 1, step == Step::Packed);
+    return step == Step::Packed;
+  }
+
+  Step advance(size_t index) {
+    return frames_[index].kind == FrameKind::Sides ? advanceSides(index)
+                                                   : advanceCandidates(index);
+  }
+
+  /// Frame `index` goes on from where its child came to `packed`.
+  Step resume(size_t index, bool packed) {
+    const Step step = packed ? Step::Packed : Step::Failed;
+    Frame &f = frames_[index];
+    if (f.kind == FrameKind::Sides) {
+      if (std::optional<Step> done = afterSide(index, step))
+        return *done;
+      return advanceSides(index);
+    }
+    if (f.inHole)
+      return packed ? pop(step) : holeFailed(index);
+    // The child was started only after the inference passed.
+    if (std::optional<Step> done = afterCandidate(index, step, true))
+      return *done;
+    return advanceCandidates(index);
+  }
+
+  size_t push(FrameKind kind, int32_t lo, int32_t hi) {
+    if (top_ == frames_.size())
+      frames_.emplace_back();
+    Frame &f = frames_[top_];
+    f.kind = kind;
+    f.inHole = false;
+    f.lo = lo;
+    f.hi = hi;
+    f.mark = placements_.size();
+    f.holeMark = holeTrail_.size();
+    f.next = 0;
+    return top_++;
+  }
+
+  /// Pops the frame on top, which came to `step`.
+  Step pop(Step step) {
+    --top_;
+    return step;
+  }
+
+  /// Starts placing the unplaced buffers of `buffers`, which lie in
+  /// sections [lo, hi], each after (lastOffset, lastBegin) in placement
+  /// order (by cells: at or above level lastOffset, clear of its holes).
+  Step startDescend(int32_t lo, int32_t hi, const std::vector<int32_t> &buffers,
+                    int64_t lastOffset, int32_t lastBegin) {
+    // The frames on the stack have distinct placement depths, but for a
+    // hole's, which no longer reads its lists: each reuses its depth's
+    // lists instead of allocating its own.
+    const size_t depth = placements_.size();
+    std::vector<int32_t> &unplaced = unplacedAtDepth_[depth];
+    std::vector<Candidate> &candidates = candidatesAtDepth_[depth];
     // Without branches on whether each buffer is placed: which ones are
     // follows no pattern the processor could predict.
     unplaced.resize(buffers.size());
@@ -890,11 +953,11 @@ private:
     }
     unplaced.resize(count);
     if (unplaced.empty())
-      return true;
+      return Step::Packed;
     if (outOfBudget())
-      return false;
+      return Step::Failed;
     if (nearlyFull_)
-      return descendByCells(lo, hi, unplaced, lowestTop, lastOffset);
+      return startByCells(lo, hi, unplaced, lowestTop, lastOffset);
     // A candidate at or above another buffer's top at its floor is
     // dominated; one before the last placement in order is not next.
     candidates.clear();
@@ -904,29 +967,23 @@ private:
            (floor_[b] == lastOffset && p_.begin[b] > lastBegin)))
         candidates.push_back({floor_[b], rank_[b], b});
     if (candidates.empty())
-      return false;
+      return Step::Failed;
     const uint64_t key =
         mix(placedHash_ ^ floorHash_ ^
             mix(uint64_t(lastOffset) * 0x100000001B3ull +
                 uint64_t(uint32_t(lastBegin)) * 0x9E3779B1ull +
                 (uint64_t(uint32_t(lo)) << 32) + uint32_t(hi)));
     if (failed().count(key))
-      return false;
+      return Step::Failed;
     // The limits at each level the candidates are at. Every placement is
     // undone before the next candidate, so they hold for all of them; those
     // they stop are dropped before the sort.
-    std::vector<OutsideLimits> &levels = limitsAtDepth_[placements_.size()];
-    levels.clear();
-    auto limitsAt = [&](int64_t at) {
-      for (const OutsideLimits &limits : levels)
-        if (limits.at == at)
-          return limits;
-      return levels.emplace_back(outsideLimits(lo, hi, at));
-    };
+    limitsAtDepth_[depth].clear();
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](const Candidate &c) {
-                                      return !clearsOutside(limitsAt(c.floor),
-                                                            c.buffer);
+                                      return !clearsOutside(
+                                          limitsAt(depth, lo, hi, c.floor),
+                                          c.buffer);
                                     }),
                      candidates.end());
     std::sort(candidates.begin(), candidates.end(),
@@ -937,26 +994,64 @@ private:
                   return p_.begin[x.buffer] < p_.begin[y.buffer];
                 return x.rank < y.rank;
               });
-    for (const Candidate &c : candidates) {
-      if (!mayFit(lo, hi, c.buffer, limitsAt(c.floor)))
+    frames_[push(FrameKind::Candidates, lo, hi)].key = key;
+    return Step::Pushed;
+  }
+
+  /// Tries the candidates of frame `index` from its next one on, each
+  /// placed at its floor with the rest of its sections searched above it.
+  /// A frame by cells then tries its cell's hole.
+  Step advanceCandidates(size_t index) {
+    for (;;) {
+      Frame &f = frames_[index];
+      const bool byCells = f.kind == FrameKind::Cells;
+      const std::vector<Candidate> &candidates = candidatesAtDepth_[f.mark];
+      if (f.next == candidates.size()) {
+        if (byCells)
+          return tryHole(index);
+        failed().insert(f.key);
+        return pop(Step::Failed);
+      }
+      const Candidate c = candidates[f.next];
+      if (!mayFit(f.lo, f.hi, c.buffer,
+                  byCells ? f.limits : limitsAt(f.mark, f.lo, f.hi, c.floor))) {
+        ++f.next;
         continue;
-      const size_t mark = placements_.size();
+      }
+      // By cells, the buffers of one level go in any order.
+      const int32_t begin = byCells ? -1 : p_.begin[c.buffer];
       place(c.buffer, c.floor);
-      const bool feasible = fits(lo, hi, c.floor, p_.begin[c.buffer]);
-      if (feasible && descendAfterCuts(lo, hi, unplaced, p_.begin[c.buffer],
-                                     p_.end[c.buffer], c.floor,
-                                     p_.begin[c.buffer]))
-        return true;
-      undoTo(mark);
-      // A placement the inference rejects costs a node too: else a node
-      // whose candidates are placed and undone one after another has no
-      // bound on its CPU (one probe on a perfect set of 500 buffers took
-      // 43 us a node against 5 elsewhere, with levelsOverflow).
-      if ((!feasible && outOfBudget()) || outOfNodes_)
-        return false;
+      const bool feasible = fits(f.lo, f.hi, c.floor, begin);
+      const Step step =
+          feasible ? startAfterCuts(f.lo, f.hi, unplacedAtDepth_[f.mark],
+                                    p_.begin[c.buffer], p_.end[c.buffer],
+                                    c.floor, begin)
+                   : Step::Failed;
+      if (std::optional<Step> done = afterCandidate(index, step, feasible))
+        return *done;
     }
-    failed().insert(key);
-    return false;
+  }
+
+  /// What frame `index`'s current candidate came to (`feasible`: its
+  /// placement passed the inference). No value: the next one is to be
+  /// tried.
+  std::optional<Step> afterCandidate(size_t index, Step step, bool feasible) {
+    if (step == Step::Pushed)
+      return step;
+    if (step == Step::Packed)
+      return pop(step);
+    Frame &f = frames_[index];
+    undoTo(f.mark);
+    // A placement the inference rejects costs a node too: else a node
+    // whose candidates are placed and undone one after another has no
+    // bound on its CPU (one probe on a perfect set of 500 buffers took
+    // 43 us a node against 5 elsewhere, with levelsOverflow).
+    if ((!feasible && outOfBudget()) || outOfNodes_) {
+      undoHoles(f.holeMark);
+      return pop(Step::Failed);
+    }
+    ++f.next;
+    return std::nullopt;
   }
 
   /// Whether the part's sections hold on average at least kFullShare of its
@@ -988,8 +1083,8 @@ private:
   /// 1.0057 / 1.0397 / 1.0579 to 1.0052 / 1.0255 / 1.0394 of the lower
   /// bound, at less CPU (bench/packing/results.md). `level` is that of the
   /// last placement or hole.
-  bool descendByCells(int32_t lo, int32_t hi, std::vector<int32_t> &unplaced,
-                      int64_t lowestTop, int64_t level) {
+  Step startByCells(int32_t lo, int32_t hi, std::vector<int32_t> &unplaced,
+                    int64_t lowestTop, int64_t level) {
     std::vector<Candidate> &candidates =
         candidatesAtDepth_[placements_.size()];
     candidates.clear();
@@ -1001,14 +1096,15 @@ private:
         least = std::min(least, floor_[b]);
       }
     if (candidates.empty())
-      return false;
-    // Dominance as in descend; a failed state is also keyed by its holes.
+      return Step::Failed;
+    // Dominance as in startDescend; a failed state is also keyed by its
+    // holes.
     const uint64_t key =
         mix(placedHash_ ^ floorHash_ ^
             mix(uint64_t(level) * 0x100000001B3ull + holesKey(lo, hi, level) +
                 (uint64_t(uint32_t(lo)) << 32) + uint32_t(hi)));
     if (failed().count(key))
-      return false;
+      return Step::Failed;
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](const Candidate &c) {
                                       return c.floor != least;
@@ -1046,7 +1142,7 @@ private:
     if (!holesFit) {
       undoHoles(holeMark);
       failed().insert(key);
-      return false;
+      return Step::Failed;
     }
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](const Candidate &c) {
@@ -1060,31 +1156,39 @@ private:
               });
     preferLevelTops(candidates);
     const OutsideLimits limits = outsideLimits(lo, hi, least);
-    for (const Candidate &c : candidates) {
-      if (!mayFit(lo, hi, c.buffer, limits))
-        continue;
-      const size_t mark = placements_.size();
-      place(c.buffer, least);
-      const bool feasible = fits(lo, hi, least, -1);
-      if (feasible && descendAfterCuts(lo, hi, unplaced, p_.begin[c.buffer],
-                                       p_.end[c.buffer], least, -1))
-        return true;
-      undoTo(mark);
-      if ((!feasible && outOfBudget()) || outOfNodes_) {
-        undoHoles(holeMark);
-        return false;
-      }
+    Frame &f = frames_[push(FrameKind::Cells, lo, hi)];
+    f.holeMark = holeMark;
+    f.key = key;
+    f.level = least;
+    f.cell = cell;
+    f.limits = limits;
+    return Step::Pushed;
+  }
+
+  /// Frame `index` by cells leaves its cell a hole, its candidates there
+  /// exhausted: its lists are not read past here, so the search at the
+  /// same depth may reuse them.
+  Step tryHole(size_t index) {
+    Frame &f = frames_[index];
+    f.inHole = true;
+    leaveHole(f.cell, f.level);
+    if (f.level + 1 + unplacedUnits_[f.cell] <= capacity_) {
+      const Step step =
+          startDescend(f.lo, f.hi, unplacedAtDepth_[f.mark], f.level, -1);
+      if (step == Step::Pushed)
+        return step;
+      if (step == Step::Packed)
+        return pop(step);
     }
-    // The cell left a hole: this frame's lists are not read past here, so
-    // the call at the same depth may reuse them.
-    leaveHole(cell, least);
-    if (least + 1 + unplacedUnits_[cell] <= capacity_ &&
-        descend(lo, hi, unplaced, least, -1))
-      return true;
-    undoHoles(holeMark);
+    return holeFailed(index);
+  }
+
+  Step holeFailed(size_t index) {
+    const Frame &f = frames_[index];
+    undoHoles(f.holeMark);
     if (!outOfNodes_)
-      failed().insert(key);
-    return false;
+      failed().insert(f.key);
+    return pop(Step::Failed);
   }
 
   /// Whether buffer b is alive in a section left a hole at `level`.
@@ -1149,32 +1253,55 @@ private:
   /// Where no unplaced buffer crosses a boundary between sections `from`
   /// and `to` (those of the last placement) any more, the sides are
   /// independent: they are searched one after the other, each afresh.
-  bool descendAfterCuts(int32_t lo, int32_t hi,
-                        const std::vector<int32_t> &buffers, int32_t from,
-                        int32_t to, int64_t offset, int32_t lastBegin) {
-    std::vector<int32_t> cuts;
+  Step startAfterCuts(int32_t lo, int32_t hi,
+                      const std::vector<int32_t> &buffers, int32_t from,
+                      int32_t to, int64_t offset, int32_t lastBegin) {
+    cuts_.clear();
     for (int32_t s = std::max(lo, from); s < std::min(hi, to); ++s)
       if (crossing_[s] == 0)
-        cuts.push_back(s);
-    if (cuts.empty())
-      return descend(lo, hi, buffers, offset, lastBegin);
-    cuts.push_back(hi);
-    const size_t mark = placements_.size(), holeMark = holeTrail_.size();
-    int32_t sideBegin = lo;
-    for (int32_t sideEnd : cuts) {
-      std::vector<int32_t> side;
-      for (int32_t o : buffers)
+        cuts_.push_back(s);
+    if (cuts_.empty())
+      return startDescend(lo, hi, buffers, offset, lastBegin);
+    cuts_.push_back(hi);
+    Frame &f = frames_[push(FrameKind::Sides, lo, hi)];
+    f.cuts.assign(cuts_.begin(), cuts_.end());
+    f.buffers = &buffers;
+    // The search by cells goes on at its level, with its holes.
+    f.level = nearlyFull_ ? offset : 0;
+    return Step::Pushed;
+  }
+
+  /// Searches the sides of frame `index` from its next one on.
+  Step advanceSides(size_t index) {
+    for (;;) {
+      const Frame &f = frames_[index];
+      if (f.next == f.cuts.size())
+        return pop(Step::Packed);
+      const int32_t sideBegin = f.next == 0 ? f.lo : f.cuts[f.next - 1] + 1;
+      const int32_t sideEnd = f.cuts[f.next];
+      side_.clear();
+      for (int32_t o : *f.buffers)
         if (offset_[o] < 0 && p_.begin[o] >= sideBegin && p_.end[o] <= sideEnd)
-          side.push_back(o);
-      // The search by cells goes on at its level, with its holes.
-      if (!descend(sideBegin, sideEnd, side, nearlyFull_ ? offset : 0, -1)) {
-        undoTo(mark);
-        undoHoles(holeMark);
-        return false;
-      }
-      sideBegin = sideEnd + 1;
+          side_.push_back(o);
+      const Step step = startDescend(sideBegin, sideEnd, side_, f.level, -1);
+      if (std::optional<Step> done = afterSide(index, step))
+        return *done;
     }
-    return true;
+  }
+
+  /// What frame `index`'s current side came to. No value: the next side is
+  /// to be searched.
+  std::optional<Step> afterSide(size_t index, Step step) {
+    if (step == Step::Pushed)
+      return step;
+    Frame &f = frames_[index];
+    if (step == Step::Failed) {
+      undoTo(f.mark);
+      undoHoles(f.holeMark);
+      return pop(step);
+    }
+    ++f.next;
+    return std::nullopt;
   }
 
   /// Section inference over [lo, hi] after a placement at `offset` that
@@ -1281,6 +1408,16 @@ private:
       if (overflows(s, at))
         limits.lastFollowing = s;
     return limits;
+  }
+
+  /// The outside limits at level `at` of the candidates at placement depth
+  /// `depth`, over [lo, hi]: found once a level.
+  OutsideLimits limitsAt(size_t depth, int32_t lo, int32_t hi, int64_t at) {
+    std::vector<OutsideLimits> &levels = limitsAtDepth_[depth];
+    for (const OutsideLimits &limits : levels)
+      if (limits.at == at)
+        return limits;
+    return levels.emplace_back(outsideLimits(lo, hi, at));
   }
 
   bool clearsOutside(const OutsideLimits &limits, int32_t b) const {
@@ -1535,6 +1672,34 @@ private:
     }
   }
 
+  /// A search in progress over sections [lo, hi] (one frame of the explicit
+  /// stack): over the candidates for its next placement, over those
+  /// covering one cell and then over its hole (by cells), or over the
+  /// independent sides of a cut.
+  struct Frame {
+    FrameKind kind = FrameKind::Candidates;
+    bool inHole = false; // by cells: the candidates done, the hole tried
+    int32_t lo = 0, hi = 0;
+    /// The placements and holes made before it: what a failure undoes to.
+    /// A frame over candidates has as many placements below it as it is
+    /// deep, so `mark` also indexes its scratch lists.
+    size_t mark = 0, holeMark = 0;
+    size_t next = 0;  // the candidate or side tried next, or now
+    uint64_t key = 0; // over candidates: the state, kept if it fails
+    /// By cells: the level of its candidates; over sides: the level each
+    /// side starts at.
+    int64_t level = 0;
+    int32_t cell = -1; // by cells
+    OutsideLimits limits{};
+    const std::vector<int32_t> *buffers = nullptr; // over sides
+    std::vector<int32_t> cuts; // over sides: the last section of each side
+  };
+  /// The stack's frames up to top_; those above stay for their lists'
+  /// memory.
+  std::vector<Frame> frames_;
+  size_t top_ = 0;
+  std::vector<int32_t> cuts_, side_; // scratch for startAfterCuts and sides
+
   struct Placement {
     int32_t buffer;
     size_t floorMark, risenMark, skylineMark;
@@ -1567,7 +1732,7 @@ private:
   /// Per section: unplaced buffers alive in it and in the next one.
   std::vector<int32_t> crossing_;
   std::vector<Placement> placements_;
-  /// Scratch per placement depth: descend's unplaced buffers, candidates
+  /// Scratch per placement depth: startDescend's unplaced buffers, candidates
   /// and the outside limits at their levels.
   std::vector<std::vector<int32_t>> unplacedAtDepth_;
   std::vector<std::vector<Candidate>> candidatesAtDepth_;
