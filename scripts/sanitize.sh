@@ -7,10 +7,22 @@
 # run for minutes uninstrumented), runtime/zoo-check (compiles the whole zoo:
 # past its 300 s timeout instrumented), the pure-Python exporter tests and
 # the evaluation smoke test. COOP_TEST_JOBS sets ctest -j (default: nproc).
+# With --planner first, only the MLIR-free planner core, its unit tests and
+# benchmarks are built (COOP_PLANNER_ONLY, in build-asan-planner/) and all
+# of their tests run: what CI runs, a few minutes on 2 cores.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="${COOP_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+PLANNER_ONLY=OFF
+if [ "${1:-}" = "--planner" ]; then
+  PLANNER_ONLY=ON
+  shift
+fi
+if [ "$PLANNER_ONLY" = ON ]; then
+  BUILD="${COOP_ASAN_BUILD_DIR:-$ROOT/build-asan-planner}"
+else
+  BUILD="${COOP_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+fi
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
 if [ ! -f "$BUILD/build.ninja" ]; then
@@ -26,6 +38,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCMAKE_EXE_LINKER_FLAGS="$SANITIZE" \
     -DCMAKE_SHARED_LINKER_FLAGS="$SANITIZE" \
     -DCOOP_ENABLE_CUDA=OFF \
+    -DCOOP_PLANNER_ONLY="$PLANNER_ONLY" \
     -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 fi
@@ -37,7 +50,7 @@ cmake --build "$BUILD"
 # legitimately (false "use-after-poison" reports).
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allow_user_poisoning=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-if [ "$#" -eq 0 ]; then
+if [ "$#" -eq 0 ] && [ "$PLANNER_ONLY" = OFF ]; then
   set -- -E '^(runtime/e2e|runtime/zoo-check|python/|coop-eval)'
 fi
 ctest --test-dir "$BUILD" --output-on-failure -j "${COOP_TEST_JOBS:-$(nproc)}" "$@"
