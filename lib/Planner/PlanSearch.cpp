@@ -96,6 +96,7 @@ private:
   bool bestRepacked_ = false;
   bool timeLimitReached_ = false;
   bool costBoundReached_ = false;
+  bool boundStopped_ = false;
   Status firstError_ = Status::ok();
   int64_t tried_ = 0;
   double packingSeconds_ = 0;
@@ -124,6 +125,7 @@ SimulatedBudgetSearch::tryArena(int64_t simulated, bool rescue) {
   candidate.stats.simulatedBudgetBytes = simulated;
   timeLimitReached_ |= candidate.stats.timeLimitReached;
   costBoundReached_ |= candidate.stats.costBoundReached;
+  boundStopped_ |= candidate.stats.boundStopped;
   // Only a plan whose own addresses do not fit needs packing to be judged
   // (the winner is repacked in take()); none that keeps more bytes live at
   // once than the budget can fit. `none` is always packed: its arena is
@@ -175,6 +177,7 @@ Status SimulatedBudgetSearch::take(Plan *out) {
   out->stats.simulatedBudgetsTried = tried_;
   out->stats.packingSeconds = packingSeconds_;
   out->stats.timeLimitReached = timeLimitReached_;
+  out->stats.boundStopped = boundStopped_;
   return Status::ok();
 }
 
@@ -182,6 +185,7 @@ Status SimulatedBudgetSearch::fail(Plan *out) {
   *out = firstPlan_;
   out->stats.timeLimitReached = timeLimitReached_;
   out->stats.costBoundReached = costBoundReached_;
+  out->stats.boundStopped = boundStopped_;
   return firstError_;
 }
 

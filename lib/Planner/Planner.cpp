@@ -2026,8 +2026,10 @@ Status Simulator::run() {
         !stats.allocatedBytesBoundReached) {
       stats.allocatedBytesBoundReached = true;
       if (!options_.learnFromFailures ||
-          options_.costBoundUs < std::numeric_limits<double>::infinity())
+          options_.costBoundUs < std::numeric_limits<double>::infinity()) {
+        stats.boundStopped = true;
         return boundReached();
+      }
     }
     // Every later op runs at least once: past the bound, this plan cannot
     // win. (The slack keeps a plan that ties the bound, whatever the order
@@ -2035,7 +2037,7 @@ Status Simulator::run() {
     costLeftUs -= g_.ops[k].costUs;
     if (stats.executedCostUs + costLeftUs >
         options_.costBoundUs * (1 + 1e-9)) {
-      stats.costBoundReached = true;
+      stats.costBoundReached = stats.boundStopped = true;
       return Status::error("the cost bound stopped the simulation after " +
                            describeOp(k));
     }
@@ -2191,11 +2193,14 @@ Status simulate(const Graph &graph, const PlanOptions &options,
   // that memory ratios are measured against. The first series' error is
   // the one reported.
   // Whether the cost bound cut any series: the step may then plan, at a
-  // higher cost.
+  // higher cost. Whether any bound stopped a series, on every outcome.
   bool costBoundReached = out->stats.costBoundReached;
+  bool boundStopped = out->stats.boundStopped;
   auto replayed = [&](ReplayLessons lessons) {
     Status st = replay(graph, options, analysis, lessons, scratch, out);
     costBoundReached |= out->stats.costBoundReached;
+    boundStopped |= out->stats.boundStopped;
+    out->stats.boundStopped = boundStopped;
     return bool(st);
   };
   ReplayLessons lessons;

@@ -296,6 +296,12 @@ struct PlanStats {
   bool costBoundReached = false;
   /// Whether options.allocatedBytesBound stopped a simulation.
   bool allocatedBytesBoundReached = false;
+  /// Whether a bound stopped a simulation before its end or its failure
+  /// (the cost bound, or the allocated-bytes bound at the op): simulate(),
+  /// any of its replays; plan(), any of its arenas'. Where none did, the
+  /// bounds changed nothing: the plan, or the failure, is the unbounded
+  /// one's.
+  bool boundStopped = false;
 
   /// searchPlan() only: its work (Deadline.h's units), every candidate
   /// tried, in order, and the winner's name.
@@ -344,20 +350,22 @@ bool runsCheaper(const PlanStats &a, const PlanStats &b);
 /// then a lower high-water mark?
 bool costsLess(const PlanStats &a, const PlanStats &b);
 
-/// The default planner: several candidates, and the fitting plan with the
-/// least compute overhead (ties: fewer recomputations, then the lower
-/// high-water mark). Candidates: lookahead (window, and single victims),
-/// coop, dtr, dte, and lookahead following evictions scheduled ahead of
-/// time for the live bytes to stay below targets around the budget. A
-/// quick round simulates each in the budget's arena without replays; a
-/// thorough round, best first, runs plan() with the given options; when
-/// the quick round's leader planned, the two best also plan for 3/4 and
-/// 7/8 of the budget (a plan for a smaller budget fits this one).
-/// options.policy is ignored. options.searchWorkLimit bounds the whole
-/// search, and so does options.searchTimeLimitSeconds where given;
-/// deterministic unless the time limit stops it (the stats say which did).
-/// Fails like the first candidate when none fits, or, when a limit stopped
-/// a search that found no plan above the floor, says so.
+/// The default planner: several candidates, and the fitting plan with the least
+/// compute overhead (ties: fewer recomputations, then the lower high-water
+/// mark). Candidates: lookahead (window, and single victims), coop, dtr, dte,
+/// and lookahead following evictions scheduled ahead of time for the live bytes
+/// to stay below targets around the budget. A quick round simulates each in the
+/// budget's arena without replays; a thorough round, best first, runs plan()
+/// with the given options; when the quick round's leader planned, the two best
+/// also plan for 3/4 and 7/8 of the budget (a plan for a smaller budget fits
+/// this one). Last, each policy whose own thorough run the search's bounds
+/// stopped somewhere plans again as plan() plans it alone: with no limit, never
+/// worse than coop, dtr, dte or lookahead. options.policy is ignored.
+/// options.searchWorkLimit bounds the whole search, and so does
+/// options.searchTimeLimitSeconds where given; deterministic unless the time
+/// limit stops it (the stats say which did). Fails like the first candidate
+/// when none fits, or, when a limit stopped a search that found no plan above
+/// the floor, says so.
 Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out);
 
 /// Gives `plan` new offsets: its buffers' lifetimes packed by packBuffers(),
