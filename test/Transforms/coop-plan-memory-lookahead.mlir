@@ -36,9 +36,11 @@
 // (branch and bound). The schedule with long recompute chains makes the
 // same evictions as the first one: it is not simulated again (it would
 // follow the first). The second half of the candidates is the first
-// again, placing from one end.
+// again, placing from one end. Last, each policy whose own run a bound
+// stopped is planned as `policy=` plans it: coop's three recomputations,
+// as above.
 // SEARCH: coop-plan-memory @belady: policy lookahead, budget 2048 (2.00 KiB)
-// SEARCH-NEXT: plan search: 28 candidates tried; won: lookahead, quick
+// SEARCH-NEXT: plan search: 32 candidates tried; won: lookahead, quick
 // SEARCH-NEXT: lookahead, quick: 28.57 %
 // SEARCH-NEXT: coop, quick: no plan (cost bound)
 // SEARCH-NEXT: dtr, quick: no plan (cost bound)
@@ -48,6 +50,7 @@
 // Then every candidate again with one-ended placement.
 // SEARCH: lookahead after evictions scheduled for 100.0 % of the budget (one-ended placement), quick: 28.57 %
 // SEARCH: coop (one-ended placement), thorough: no plan (cost bound)
+// SEARCH: coop, unbounded: 42.86 %
 // SEARCH: recomputations: 2
 func.func @belady(%x: tensor<128xf32> {coop.role = #coop.role<input>})
     -> tensor<128xf32> attributes {coop.step} {
