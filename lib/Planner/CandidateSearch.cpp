@@ -99,6 +99,13 @@ struct Candidate {
   /// (DeadInputs::Retained) no recomputation can read a shared input past
   /// its last use.
   bool redundant = false;
+  /// A policy planned as `policy=` plans it (Candidate{policy, true}): no
+  /// schedule, no twin, the whole budget, the options' shape.
+  bool alone() const {
+    return policy != Policy::None && window && partition &&
+           targetPerMille == 0 && budgetPerMille == 1000 &&
+           !retainSharedInputs && !evictClosureValues;
+  }
 };
 
 std::string percent(int perMille) {
@@ -233,9 +240,9 @@ public:
   /// (docs/planner.md, "The improvement phase").
   void improveBest();
   Status finish(Plan *out);
-  /// The policies whose thorough run on their own (no schedule, the
-  /// options' shape) had a simulation that a bound stopped, in the order
-  /// they ran: only there may `policy=` plan for less.
+  /// The policies whose thorough run alone (Candidate::alone()) had a
+  /// simulation that a bound stopped, in the order they ran: only there
+  /// may `policy=` plan for less.
   const std::vector<Policy> &policiesStoppedByBounds() const {
     return policiesStoppedByBounds_;
   }
@@ -497,12 +504,7 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
            .count(),
        work_.done() - workBefore, !st && result.stats.costBoundReached});
   timedOut_ |= result.stats.timeLimitReached;
-  const bool onItsOwn =
-      candidate.window && candidate.partition &&
-      candidate.targetPerMille == 0 && candidate.budgetPerMille == 1000 &&
-      !candidate.retainSharedInputs && !candidate.evictClosureValues;
-  if (run == Run::Thorough && onItsOwn && result.stats.boundStopped &&
-      candidate.policy != Policy::None)
+  if (run == Run::Thorough && candidate.alone() && result.stats.boundStopped)
     policiesStoppedByBounds_.push_back(candidate.policy);
   if (tried_.size() == 1) {
     firstError_ = st;
