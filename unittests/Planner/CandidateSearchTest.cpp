@@ -1197,3 +1197,38 @@ TEST(CandidateSearch, NeverWorseThanAnyPolicyOnGeneratedShapes) {
   std::printf("%d searches, %d planned\n", searches, planned);
   EXPECT_GT(planned, searches / 2);
 }
+
+/// Where nothing plans for a budget near the floor, a budget 1.5 % below
+/// it may (whether one plans jumps with the budget there): the search then
+/// searches that budget, within half its work limit, and its plan, which
+/// fits the smaller budget, is the plan for this one.
+TEST(CandidateSearch, BudgetJustBelowPlansWhereTheBudgetFails) {
+  SweptStep step;
+  ASSERT_OK(otherShapeStep(21, &step));
+  step.options.searchWorkLimit = 2000000;
+  step.options.budgetBytes = budgetBetween(step.bounds, 0.03);
+  Plan p;
+  ASSERT_OK(planAndVerify(step.graph, step.options, &p, searchPlan));
+  EXPECT_TRUE(contains(p.stats.winningCandidate, ", for 98.5 % of the budget"))
+      << p.stats.winningCandidate;
+  EXPECT_EQ(p.budgetBytes, step.options.budgetBytes);
+  const int64_t below = step.options.budgetBytes / 1000 * 985 +
+                        step.options.budgetBytes % 1000 * 985 / 1000;
+  EXPECT_LE(p.stats.addressHighWater, below);
+  // The budget's own candidates came first, and none of them planned.
+  size_t own = 0;
+  while (own < p.stats.candidates.size() &&
+         !contains(p.stats.candidates[own].name, ", for 98.5 % of the budget"))
+    EXPECT_FALSE(p.stats.candidates[own++].planned);
+  EXPECT_GT(own, 0u);
+  EXPECT_LT(own, p.stats.candidates.size());
+  // Each search of the two kept to its limit (past it: the first
+  // candidate, which runs whatever the limit, and the op each later
+  // simulation had begun).
+  int64_t ownWork = 0;
+  for (size_t i = 0; i < own; ++i)
+    ownWork += p.stats.candidates[i].work;
+  EXPECT_LT(p.stats.searchWork - ownWork, step.options.searchWorkLimit / 2 +
+                                              p.stats.candidates[own].work +
+                                              100000);
+}
