@@ -364,11 +364,10 @@ bool costsLess(const PlanStats &a, const PlanStats &b);
 /// options.searchWorkLimit bounds the whole search, and so does
 /// options.searchTimeLimitSeconds where given; deterministic unless the time
 /// limit stops it (the stats say which did). Where no candidate fits, the
-/// whole search runs again for 98.5 %, then 97 % of the budget (above the
-/// floor), each within half the work limit, and the first plan found there
-/// is the plan. Fails like the budget's first candidate when none fits, or,
-/// when a limit stopped a search that found no plan above the floor, says
-/// so.
+/// whole search runs again for 98.5 % of the budget (above the floor),
+/// within half the work limit, and its plan is the plan. Fails like the
+/// budget's first candidate when none fits, or, when a limit stopped a search
+/// that found no plan above the floor, says so.
 Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out);
 
 /// Gives `plan` new offsets: its buffers' lifetimes packed by packBuffers(),

@@ -116,7 +116,7 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
     The search's limit is its work, counted where it is done (units of
     about 25 ns): the same step gets the same plan on any machine under
     any load. Where nothing plans for the budget, the search runs again for
-    98.5 %, then 97 % of it, each within half the limit (near the floor,
+    98.5 % of it, within half the limit (near the floor,
     whether a budget plans jumps with it, and a plan for a smaller budget
     fits this one). A `time-limit` bounds the step's whole planning by the clock
     besides, plan found or not, at the cost of that determinism.
