@@ -953,7 +953,9 @@ Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out) {
   if (below.budgetBytes < out->stats.memoryFloorBytes ||
       timed.deadline.timePassed())
     return failure;
-  below.searchWorkLimit = options.searchWorkLimit / 2;
+  // (A limit stays a limit: 0 would be none.)
+  if (options.searchWorkLimit > 0)
+    below.searchWorkLimit = std::max<int64_t>(options.searchWorkLimit / 2, 1);
   Plan planned;
   const Status st = searchAtBudget(graph, below, &planned);
   const std::string forBelow =

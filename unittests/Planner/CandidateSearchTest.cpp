@@ -1231,4 +1231,13 @@ TEST(CandidateSearch, BudgetJustBelowPlansWhereTheBudgetFails) {
   EXPECT_LT(p.stats.searchWork - ownWork, step.options.searchWorkLimit / 2 +
                                               p.stats.candidates[own].work +
                                               100000);
+  // Half of a limit of one unit is still a limit: each search runs its
+  // first candidate only.
+  step.options.searchWorkLimit = 1;
+  Plan q;
+  static_cast<void>(searchPlan(step.graph, step.options, &q));
+  ASSERT_EQ(q.stats.candidates.size(), 2u);
+  EXPECT_TRUE(
+      contains(q.stats.candidates[1].name, ", for 98.5 % of the budget"))
+      << q.stats.candidates[1].name;
 }
