@@ -18,5 +18,5 @@ config.substitutions.append(("%python", sys.executable))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["coop-opt", "coop-translate", "coop-run"], [config.coop_tools_dir, config.llvm_tools_dir]
+    ["coop-opt", "coop-translate", "coop-run", "coop-dump-graph"], [config.coop_tools_dir, config.llvm_tools_dir]
 )

@@ -3,7 +3,8 @@
 
     python3 bench/lowerbound/checkmate_bound.py GRAPH.json --ratio 0.5 [--ratio 0.3]
             [--mode milp|lp] [--time-limit 240] [--json OUT.json]
-            [--start-plan PLANNED.json] [--improve SECONDS] [--solver-log PREFIX]
+            [--start-plan PLANNED.json] [--improve SECONDS] [--runnable]
+            [--solver-log PREFIX]
 
 GRAPH.json is written by coop-dump-graph. The budget is B = ratio x the
 arena policy `none` needs (the graph's noneArenaBytes), the same bytes
@@ -42,7 +43,9 @@ incumbent (printed, and its schedule written with --json), started from
 our own plan with --start-plan and improved by fix-and-optimise with
 --improve. An incumbent is a point of the model, so the model's optimum
 lies between the bound and it; being a point of a relaxation, it is not
-necessarily a schedule our planner could run (README.md). A bench tool: it needs highspy (pip install highspy)
+necessarily a schedule our planner could run (README.md); --runnable keeps
+only incumbents that run stage by stage within the budget (realize()).
+A bench tool: it needs highspy (pip install highspy)
 and says so, without failing, when it is missing.
 """
 import argparse
@@ -391,6 +394,8 @@ def check_plan(p, model, plan, baseline):
     peak = memory_peak(p, model, x)
     print("  the model's memory rows peak at %d B at the plan's point "
           "(%.1f %% of its budget)" % (peak, 100.0 * peak / plan["budgetBytes"]))
+    print("  the plan's point run stage by stage: %s" % describe_run(
+        realize(p, model, x), plan["budgetBytes"]))
     for kind, rows in bad.items():
         print("  VIOLATED %s: %d rows, e.g. %s" % (kind, len(rows), rows[:3]))
     if objective > cost + 1e-6 * max(1.0, cost):
@@ -399,6 +404,126 @@ def check_plan(p, model, plan, baseline):
     if not bad:
         print("  the plan is a point of the relaxation: OK")
     return sum(len(v) for v in bad.values())
+
+
+def realize(p, model, x):
+    """The bytes a point of the model needs when it is run, a stage at a
+    time: each stage's recomputations in one order, then its Run, every
+    value held from its execution to its last read in the stage or, if
+    resident at the next boundary, beyond; an in-place output reuses its
+    operand's buffer unless the operand is read later (a copy); sizes
+    rounded up to the arena's alignment, workspace and scratch counted.
+    This counts what the model's rows leave out (README.md, 1. and 2.),
+    but not the addresses, so a point above its budget here is not a
+    schedule a plan can follow in these orders. Each stage starts from
+    what is resident at its boundary, so each gets the better of two
+    orders: by op index, and depth first from the Run's inputs, as the
+    planner rebuilds a closure (what is recomputed for a later stage after
+    the Run). Returns (peak, where it is reached in words, its stage), or
+    (None, why, stage) where a stage runs in neither order."""
+    tensors, ops = p.graph["tensors"], p.graph["ops"]
+    R = {}
+    for (t, s), c in model["R"].items():
+        if x[c] > 0.5:
+            R.setdefault(t, set()).add(s)
+    resident = [set() for _ in range(p.N + 1)]
+    for (t, v), c in model["S"].items():
+        if x[c] > 0.5:
+            resident[t].add(v)
+    align = p.graph.get("alignment", 1)
+
+    def aligned(n):
+        return -(-n // align) * align
+    size = {v: aligned(b) for v, b in p.bytes.items()}
+    # Beside its inputs and outputs an op holds its workspace while it
+    # runs, and a recomputed discardable op (training batch norm) scratch
+    # for the persistent outputs it must not overwrite again.
+    held = [aligned(ops[k]["workspaceBytes"]) for k in p.stages]
+    scratch = [sum(aligned(tensors[o]["bytes"]) for o in ops[k]["outputs"]
+                   if tensors[o]["persistent"]
+                   and tensors[o]["previousVersion"] >= 0)
+               if ops[k]["discardableInPlace"] else 0 for k in p.stages]
+    persistent = sum(aligned(t["bytes"]) for t in tensors if t["persistent"]
+                     and t["viewOf"] < 0 and t["previousVersion"] < 0)
+    operand = {}  # in-place value -> the transient value it overwrites
+    for s in range(p.N):
+        for v in p.inplace[s]:
+            prev = tensors[tensors[v]["previousVersion"]]["content"]
+            if prev in p.producer:
+                operand[v] = prev
+
+    def by_index(t):
+        return sorted(R.get(t, ())) + [t]
+
+    def depth_first(t):
+        order, seen = [], set()
+
+        def visit(s):
+            for v in (p.run_in[s] if s == t else p.rec_in[s]):
+                u = p.producer[v]
+                if u in R.get(t, ()) and u not in seen and v not in resident[t]:
+                    seen.add(u)
+                    visit(u)
+                    order.append(u)
+        visit(t)
+        order.append(t)
+        for s in sorted(R.get(t, set()) - seen):
+            if s not in seen:
+                seen.add(s)
+                visit(s)
+                order.append(s)
+        return order
+
+    def stage_peak(t, order):
+        """Transient bytes at the fullest execution of stage t in this
+        order, or None if the order reads a value it lacks or leaves out
+        one resident at the next boundary."""
+        reads = [p.run_in[s] if s == t else p.rec_in[s] for s in order]
+        last_read = {}
+        for k, vs in enumerate(reads):
+            for v in vs:
+                last_read[v] = k
+        keep = resident[t + 1]
+        live = {v for v in resident[t] if v in keep or v in last_read}
+        peak = 0
+        for k, s in enumerate(order):
+            if any(v not in live for v in reads[k]):
+                return None
+            copied = [v for v in p.inplace[s] if operand.get(v) is None
+                      or operand[v] in keep or last_read.get(operand[v], -1) > k]
+            peak = max(peak, sum(size[v] for v in live) + sum(
+                size[v] for v in p.fresh[s] + copied) + held[s] + (
+                    scratch[s] if s != t else 0))
+            live |= set(p.fresh[s] + p.inplace[s])
+            live = {v for v in live if v in keep or last_read.get(v, -1) > k}
+        return peak if keep <= live else None
+
+    worst = (0, "", -1)
+    for t in range(p.N):
+        runs = [(peak, name) for name, order_of in (
+            ("index order", by_index), ("depth first", depth_first))
+            for peak in [stage_peak(t, order_of(t))] if peak is not None]
+        if not runs:
+            return None, "stage %d runs in neither order" % t, t
+        peak, name = min(runs)
+        if persistent + peak > worst[0]:
+            worst = (persistent + peak, name, t)
+    return worst[0], "%s at stage %d" % (worst[1], worst[2]), worst[2]
+
+
+def fits(realized, budget):
+    """Whether realize()'s answer runs within the budget."""
+    return realized[0] is not None and realized[0] <= budget
+
+
+def describe_run(realized, budget):
+    """realize()'s answer in words, against a budget."""
+    peak, where, _ = realized
+    if peak is None:
+        return where
+    return "peak %d B (%s), %.2f %% of the budget: %s" % (
+        peak, where, 100.0 * peak / budget,
+        "fits" if peak <= budget else "over by %d B" % (peak - budget))
 
 
 def memory_bounds(p, model, budget):
@@ -525,7 +650,7 @@ def neighbourhoods(p, model, width):
 
 
 def improve(highspy, model, p, budget, x, seconds, threads, width,
-            baseline):
+            baseline, runnable=False):
     """Fix-and-optimise (a large-neighbourhood search) from the point x of
     the model: for each neighbourhood, every integer column outside it is
     fixed at x and the rest (with the continuous K and M) is solved as a
@@ -533,7 +658,10 @@ def improve(highspy, model, p, budget, x, seconds, threads, width,
     x. Sweeps until a sweep finds nothing or `seconds` run out. Returns
     (x, sub-MILPs, how many of them stopped at their time limit
     (SUB_MILP_SECONDS), improvements). Every x is a point of the model:
-    an upper bound on its optimum, not on any plan's."""
+    an upper bound on its optimum, not on any plan's. With `runnable`, a
+    cheaper solution replaces x only if realize() runs it within the
+    budget: x then stays a schedule a plan could follow, addresses
+    aside."""
     import numpy as np
     deadline = time.time() + seconds
     cost = np.asarray(model["cost"])
@@ -581,6 +709,12 @@ def improve(highspy, model, p, budget, x, seconds, threads, width,
             y = np.asarray(h.getSolution().col_value)
             y[integer[cols]] = np.round(y[integer[cols]])
             if cost[cols] @ y < cost[cols] @ x[cols] - 1e-6 * max(1.0, cost @ x):
+                if runnable:
+                    trial = x.copy()
+                    trial[cols] = y
+                    peak = realize(p, model, trial)[0]
+                    if peak is None or peak > budget:
+                        continue
                 x[cols] = y
                 improved = True
                 improvements += 1
@@ -638,6 +772,12 @@ def main(argv=None):
                         help="after the MILP, improve its incumbent (or the "
                              "start plan's point) by fix-and-optimise for "
                              "this long (default 0: not)")
+    parser.add_argument("--runnable", action="store_true",
+                        help="keep only incumbents that run within the "
+                             "budget stage by stage (realize(): the bytes "
+                             "made and freed inside a stage counted): the "
+                             "MILP's if it runs, else the start plan's; "
+                             "--improve then keeps only such schedules")
     parser.add_argument("--improve-width", type=int, default=24,
                         metavar="STAGES",
                         help="stages (and producers of values) each "
@@ -663,8 +803,10 @@ def main(argv=None):
                                graph["baselineCostUs"]) else 0
     if not args.ratio:
         parser.error("--ratio is required")
-    if args.mode == "lp" and (args.start_plan or args.improve > 0):
-        parser.error("--start-plan and --improve are for --mode milp")
+    if args.mode == "lp" and (args.start_plan or args.improve > 0
+                              or args.runnable):
+        parser.error("--start-plan, --improve and --runnable are for "
+                     "--mode milp")
     if args.improve_width < 1:
         parser.error("--improve-width must be at least 1")
     try:
@@ -732,13 +874,26 @@ def main(argv=None):
                         r["boundUs"] is None or lp["boundUs"] > r["boundUs"]):
                     r.update(status=lp["status"], boundUs=lp["boundUs"])
                 r["detail"] += "; then " + (lp["detail"] or "LP relaxation")
+        if args.runnable and args.mode == "milp":
+            x = r["x"]
+            if x is not None and not fits(realize(p, model, x), budget):
+                r["detail"] += "; its incumbent (%s) does not run: %s" % (
+                    percent(r["incumbentUs"]),
+                    describe_run(realize(p, model, x), budget))
+                x = None
+            if x is None and start_x is not None and \
+                    fits(realize(p, model, start_x), budget):
+                x = start_x
+            r.update(x=x, incumbentUs=None if x is None else sum(
+                c * v for c, v in zip(model["cost"], x)))
         if args.improve > 0 and args.mode == "milp":
             x = r["x"] if r["x"] is not None else start_x
             if x is not None:
                 begin = time.time()
                 x, solved, unfinished, better = improve(
                     highspy, model, p, budget, x, args.improve, args.threads,
-                    args.improve_width, graph["baselineCostUs"])
+                    args.improve_width, graph["baselineCostUs"],
+                    args.runnable)
                 r.update(x=x, incumbentUs=sum(
                     c * v for c, v in zip(model["cost"], x)))
                 r["detail"] += "; fix-and-optimise: %d sub-MILPs (%d " \
@@ -770,6 +925,11 @@ def main(argv=None):
             print("    start: none of the start plans fits this budget")
         if args.mode == "milp":
             print("    incumbent: %s" % percent(incumbent))
+        if r["x"] is not None and args.mode == "milp":
+            result["incumbentRun"] = describe_run(
+                realize(p, model, r["x"]), budget)
+            print("    incumbent run stage by stage: %s" %
+                  result["incumbentRun"])
         sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:
