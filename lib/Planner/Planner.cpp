@@ -1555,6 +1555,20 @@ Status Simulator::allocate(int64_t size, int32_t owner, bool expensive,
   // A value the replay keeps resident is as good as unevictable until
   // then: pack it low, next to the persistent state, out of the windows.
   const bool packLow = owner >= 0 && (kept(owner) || packLow_[owner]);
+  // Under a cap on the live bytes (an arena with headroom), room is made
+  // for the bytes first, a victim at a time; contiguity comes after.
+  if (options_.policy != Policy::None &&
+      allocatedBytes_ + size > options_.allocatedBytesCap) {
+    ++plan_.stats.evictionEvents;
+    while (allocatedBytes_ + size > options_.allocatedBytesCap) {
+      TensorId victim = chooseLowestScore(main_);
+      if (victim == kNone && small_.size() > 0)
+        victim = chooseLowestScore(small_);
+      if (victim == kNone)
+        break;
+      drop(victim, InstructionKind::Evict);
+    }
+  }
   auto place = [&](Arena *r) {
     return packLow ? r->allocateLowest(size, owner)
                    : r->allocate(size, owner, atHighEdge);

@@ -147,6 +147,53 @@ TEST(PlanSearch, NeverWorseThanTheSimulator) {
               compared, improved, rescued);
 }
 
+TEST(PlanSearch, CappedArenaPlansWhereTheBudgetsOwnRunsShort) {
+  // An arena a quarter larger than the budget, its live bytes capped at
+  // the budget: a plan that kept at most the budget live at once and
+  // repacks into the budget (not every one: the packing may not reach its
+  // live bytes) verifies there, and some plan where the budget's own arena
+  // runs out of contiguous runs.
+  int capped = 0, repacked = 0, onlyCapped = 0;
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Graph g;
+    ASSERT_OK(sweepStep(seed, 9, &g));
+    PlanOptions o;
+    o.policy = Policy::Lookahead;
+    StepBounds bounds;
+    ASSERT_OK(stepBounds(g, o, &bounds));
+    for (double fraction : {0.05, 0.2, 0.4}) {
+      const int64_t budget = budgetBetween(bounds, fraction);
+      o.budgetBytes = budget;
+      Plan own;
+      const bool ownFits = bool(simulate(g, o, &own));
+      PlanOptions roomy = o;
+      roomy.budgetBytes = budget + budget / 4;
+      roomy.allocatedBytesCap = budget;
+      Plan p;
+      // Past the cap only where nothing was left to evict.
+      if (!simulate(g, roomy, &p) || p.stats.peakAllocatedBytes > budget)
+        continue;
+      ++capped;
+      PackOptions packing;
+      packing.alignment = o.alignment;
+      packing.targetPeak = budget;
+      PackResult packed;
+      ASSERT_OK(repackPlan(g, packing, &p, &packed, Deadline()));
+      if (packed.peak > budget)
+        continue;
+      ++repacked;
+      onlyCapped += !ownFits;
+      EXPECT_OK(verifyPlan(g, p, budget));
+    }
+  }
+  EXPECT_GT(repacked, 15);
+  EXPECT_GT(onlyCapped, 0);
+  std::printf("%d capped plans, %d repacked into the budget, %d where the "
+              "budget's own arena fails\n",
+              capped, repacked, onlyCapped);
+}
+
 TEST(PlanSearch, MinimumBudgetKeepsThePlanThatFitsIt) {
   // A plan fits every budget from its high-water mark up, so the bisection
   // answers a budget with any plan found so far that fits it: its minimum

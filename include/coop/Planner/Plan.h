@@ -169,6 +169,14 @@ struct PlanOptions {
   /// no cost bound is set, where it goes on so that a failure after it is
   /// learned from. Default: none.
   int64_t allocatedBytesBound = std::numeric_limits<int64_t>::max();
+  /// simulate() keeps at most this many bytes allocated at once: before a
+  /// request that would pass it, the policy evicts its lowest-scored
+  /// values one at a time until the request fits under it. With an arena
+  /// (budgetBytes) larger than the cap, the headroom serves placement
+  /// only, and the plan's live bytes still fit a packing of the cap.
+  /// Where nothing is left to evict, the request is allocated past it.
+  /// Default: none.
+  int64_t allocatedBytesCap = std::numeric_limits<int64_t>::max();
   /// plan() bounds its walk over simulated arenas: each arena by the cost
   /// of the best arena's plan so far, and one above the budget by the
   /// budget's bytes (its plan could fit in no packing). searchPlan() sets
