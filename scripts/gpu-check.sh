@@ -39,11 +39,16 @@ run)
   export LD_LIBRARY_PATH=$dir:${LD_LIBRARY_PATH:-}
   command -v nvidia-smi > /dev/null || { echo "no GPU here" >&2; exit 2; }
   # The tests call coop-opt MLP "--coop-compile=OPTIONS" -o RT, then
-  # coop-translate --coop-rt-to-plan RT -o PLAN, at the paths they were
-  # built with; where coop-opt cannot load (no LLVM), stand-ins hand over
-  # the plans compiled by `prepare`.
-  [ -e /work/main ] || { mkdir -p /work && ln -s "$root" /work/main; }
-  if ldd "$root/build/bin/coop-opt" | grep -q "not found"; then
+  # coop-translate --coop-rt-to-plan RT -o PLAN, at the paths of the
+  # checkout they were built in (linked to this one where it differs);
+  # where coop-opt cannot load (no LLVM), stand-ins hand over the plans
+  # compiled by `prepare`.
+  tests=$root/build/runtime/test/CoopRuntimeCudaTests
+  built=$(grep -m1 -aoE '/[[:alnum:]_./-]*/models/mlp\.mlir' "$tests")
+  built=${built%%$'\n'*}
+  built=${built%/models/mlp.mlir}
+  [ -e "$built" ] || { mkdir -p "$(dirname "$built")" && ln -s "$root" "$built"; }
+  if ldd "$root/build/bin/coop-opt" | grep "not found" > /dev/null; then
   cat > "$root/build/bin/coop-opt" <<'STAND_IN'
 #!/bin/bash
 while [ $# -gt 0 ]; do
@@ -63,7 +68,7 @@ STAND_IN
   fi
   nvidia-smi -L
   status=0
-  "$root/build/runtime/test/CoopRuntimeCudaTests" || status=1
+  "$tests" || status=1
   run=$root/build/bin/coop-run
   same=0 other=0
   cd "$dir/plans"

@@ -712,8 +712,7 @@ def improve(highspy, model, p, budget, x, seconds, threads, width,
                 if runnable:
                     trial = x.copy()
                     trial[cols] = y
-                    peak = realize(p, model, trial)[0]
-                    if peak is None or peak > budget:
+                    if not fits(realize(p, model, trial), budget):
                         continue
                 x[cols] = y
                 improved = True
@@ -876,10 +875,10 @@ def main(argv=None):
                 r["detail"] += "; then " + (lp["detail"] or "LP relaxation")
         if args.runnable and args.mode == "milp":
             x = r["x"]
-            if x is not None and not fits(realize(p, model, x), budget):
+            run = None if x is None else realize(p, model, x)
+            if run is not None and not fits(run, budget):
                 r["detail"] += "; its incumbent (%s) does not run: %s" % (
-                    percent(r["incumbentUs"]),
-                    describe_run(realize(p, model, x), budget))
+                    percent(r["incumbentUs"]), describe_run(run, budget))
                 x = None
             if x is None and start_x is not None and \
                     fits(realize(p, model, start_x), budget):
