@@ -24,11 +24,6 @@
 namespace coop::planner {
 namespace {
 
-/// A neighbour the winner's arena cannot place is simulated again in an
-/// arena this share of the budget larger (1/4; 1/5 and 1/10 gave the
-/// same plans where it mattered).
-constexpr int64_t kCappedArenaHeadroom = 4;
-
 /// Which changes NeighbourFinder offers.
 enum class Neighbourhood {
   /// Scheduled evictions dropped or swapped, the policy's moved up.
@@ -455,7 +450,7 @@ bool fitsCheaper(const Graph &graph, const StepAnalysis &analysis,
       return false;
     options.allocatedBytesCap = packing.targetPeak;
     options.budgetBytes =
-        packing.targetPeak + packing.targetPeak / kCappedArenaHeadroom;
+        cappedArenaBytes(packing.targetPeak, options.alignment);
     if (!simulate(graph, options, analysis, candidate))
       return false;
   }
@@ -550,6 +545,7 @@ PlanImprovement improvePlan(const Graph &graph, const StepAnalysis &analysis,
   PlanImprovement done;
   PlanOptions options = winner;
   options.budgetBytes = incumbent->stats.simulatedBudgetBytes;
+  options.allocatedBytesCap = incumbent->stats.simulatedBytesCap;
   options.learnFromFailures = false;
   options.lessons = incumbent->lessons;
   options.deadline = deadline;

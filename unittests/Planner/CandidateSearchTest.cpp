@@ -943,8 +943,9 @@ TEST(CandidateSearch, ThoroughPlanAheadOfTheQuickOnesTriesBudgetsJustBelow) {
 /// Unlimited, the search tries every candidate again with one-ended
 /// placement after all the others (where the options allow two ends) but
 /// the thorough runs of those the rescues did not plan, which come after
-/// them, and the policies planned again without the search's bounds, last
-/// of all; the plan says how the winner placed its values.
+/// them, and the policies planned again without the search's bounds and
+/// the capped round, last of all; the plan says how the winner placed its
+/// values.
 TEST(CandidateSearch, OneEndedPlacementComesLast) {
   int oneEndedWins = 0, searches = 0;
   forSweptBudgets(6, {0.1, 0.4}, [&](SweptStep &step) {
@@ -959,6 +960,8 @@ TEST(CandidateSearch, OneEndedPlacementComesLast) {
         continue; // ended early: nothing recomputes less
       ++searches;
       size_t end = tried.size();
+      while (end > 0 && contains(tried[end - 1].name, ", capped"))
+        --end;
       while (end > 0 && contains(tried[end - 1].name, ", unbounded"))
         --end;
       size_t firstOneEnded = end, firstUnrescued = end;
@@ -1196,6 +1199,67 @@ TEST(CandidateSearch, NeverWorseThanAnyPolicyOnGeneratedShapes) {
   }
   std::printf("%d searches, %d planned\n", searches, planned);
   EXPECT_GT(planned, searches / 2);
+}
+
+/// The capped round comes last, with the last fifth of the work limit:
+/// no candidate before it starts past four fifths of the limit, and it runs
+/// at most eight of them again (", capped"), within the rest, and with no
+/// limit within a quarter of the work before it.
+TEST(CandidateSearch, CappedRoundHasTheLimitsLastFifth) {
+  constexpr int64_t kLimit = 600000;
+  int searches = 0, reached = 0, cut = 0;
+  for (uint64_t seed = 0; seed < 24; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    SweptStep step;
+    ASSERT_OK(otherShapeStep(seed, &step));
+    step.options.searchWorkLimit = kLimit;
+    step.options.budgetBytes = budgetBetween(step.bounds, 0.2);
+    Plan p;
+    if (!planAndVerify(step.graph, step.options, &p, searchPlan))
+      continue;
+    ++searches;
+    const std::vector<SearchCandidate> &tried = p.stats.candidates;
+    auto capped = [](const SearchCandidate &c) {
+      return c.name.size() > 8 &&
+             c.name.compare(c.name.size() - 8, 8, ", capped") == 0;
+    };
+    const size_t first =
+        std::find_if(tried.begin(), tried.end(), capped) - tried.begin();
+    if (first == tried.size())
+      continue; // a plan that recomputes nothing ended the search
+    ++reached;
+    // Each run starts only before its deadline: what the runs before it
+    // did (the improvement phase's work is not listed) is below it.
+    int64_t done = 0;
+    for (size_t i = 0; i < tried.size(); ++i) {
+      EXPECT_EQ(capped(tried[i]), i >= first) << tried[i].name;
+      if (i > 0)
+        EXPECT_LT(done, i < first ? kLimit / 5 * 4 : kLimit) << tried[i].name;
+      done += tried[i].work;
+      // The four fifths ran out before the capped round.
+      cut += i + 1 == first && done >= kLimit / 5 * 4;
+    }
+    EXPECT_LE(tried.size() - first, 8u);
+    // With no limit, at most a quarter of the work before it (past it: the
+    // run that had begun); on a few steps, each takes a second.
+    if (seed % 4 != 0)
+      continue;
+    step.options.searchWorkLimit = 0;
+    Plan q;
+    ASSERT_OK(planAndVerify(step.graph, step.options, &q, searchPlan));
+    int64_t cappedWork = 0, lastRun = 0;
+    for (const SearchCandidate &c : q.stats.candidates)
+      if (capped(c)) {
+        cappedWork += c.work;
+        lastRun = c.work;
+      }
+    EXPECT_LE(cappedWork, (q.stats.searchWork - cappedWork) / 4 + lastRun);
+  }
+  std::printf("%d searches, %d reached the capped round, %d of them after "
+              "four fifths of the limit\n",
+              searches, reached, cut);
+  EXPECT_GT(reached, searches / 2);
+  EXPECT_GT(cut, 0);
 }
 
 /// Where nothing plans for a budget near the floor, a budget 1.5 % below

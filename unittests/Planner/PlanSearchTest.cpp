@@ -148,12 +148,11 @@ TEST(PlanSearch, NeverWorseThanTheSimulator) {
 }
 
 TEST(PlanSearch, CappedArenaPlansWhereTheBudgetsOwnRunsShort) {
-  // An arena a quarter larger than the budget, its live bytes capped at
-  // the budget: a plan that kept at most the budget live at once and
-  // repacks into the budget (not every one: the packing may not reach its
-  // live bytes) verifies there, and some plan where the budget's own arena
-  // runs out of contiguous runs.
-  int capped = 0, repacked = 0, onlyCapped = 0;
+  // ArenaSearch::Capped: an arena a quarter larger than the budget, its
+  // live bytes capped at the budget, the plan repacked into the budget.
+  // Each plan verifies there, and some plan where the budget's own arena,
+  // replays and all, runs out of contiguous runs.
+  int planned = 0, onlyCapped = 0;
   for (uint64_t seed = 0; seed < 16; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Graph g;
@@ -165,33 +164,26 @@ TEST(PlanSearch, CappedArenaPlansWhereTheBudgetsOwnRunsShort) {
     for (double fraction : {0.05, 0.2, 0.4}) {
       const int64_t budget = budgetBetween(bounds, fraction);
       o.budgetBytes = budget;
+      o.simulatedArenas = PlanOptions::ArenaSearch::BudgetOnly;
       Plan own;
-      const bool ownFits = bool(simulate(g, o, &own));
-      PlanOptions roomy = o;
-      roomy.budgetBytes = budget + budget / 4;
-      roomy.allocatedBytesCap = budget;
+      const bool ownFits = bool(plan(g, o, &own));
+      o.simulatedArenas = PlanOptions::ArenaSearch::Capped;
       Plan p;
-      // Past the cap only where nothing was left to evict.
-      if (!simulate(g, roomy, &p) || p.stats.peakAllocatedBytes > budget)
+      if (!plan(g, o, &p))
         continue;
-      ++capped;
-      PackOptions packing;
-      packing.alignment = o.alignment;
-      packing.targetPeak = budget;
-      PackResult packed;
-      ASSERT_OK(repackPlan(g, packing, &p, &packed, Deadline()));
-      if (packed.peak > budget)
-        continue;
-      ++repacked;
+      ++planned;
       onlyCapped += !ownFits;
+      EXPECT_EQ(p.stats.simulatedBudgetBytes,
+                cappedArenaBytes(budget, o.alignment));
+      EXPECT_EQ(p.stats.simulatedBytesCap, budget);
+      EXPECT_LE(p.stats.peakAllocatedBytes, budget);
       EXPECT_OK(verifyPlan(g, p, budget));
     }
   }
-  EXPECT_GT(repacked, 15);
+  EXPECT_GT(planned, 15);
   EXPECT_GT(onlyCapped, 0);
-  std::printf("%d capped plans, %d repacked into the budget, %d where the "
-              "budget's own arena fails\n",
-              capped, repacked, onlyCapped);
+  std::printf("%d capped plans, %d where the budget's own arena fails\n",
+              planned, onlyCapped);
 }
 
 TEST(PlanSearch, MinimumBudgetKeepsThePlanThatFitsIt) {

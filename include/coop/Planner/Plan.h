@@ -133,6 +133,10 @@ struct PlanOptions {
     Unbounded,
     /// Also arenas growing from the budget, and a few below it.
     Full,
+    /// Only an arena with headroom (a quarter of the budget), its live
+    /// bytes capped at the budget (allocatedBytesCap), repacked into the
+    /// budget: the policy evicts for bytes and places with room to spare.
+    Capped,
   };
   ArenaSearch simulatedArenas = ArenaSearch::Full;
   /// After an op, the values its closure rebuilt for it, other than its
@@ -149,8 +153,8 @@ struct PlanOptions {
   bool packInitialOrderOnly = false;
   /// searchPlan(): work (Deadline.h) after which no new candidate, replay
   /// or simulated arena starts, whether a plan was found or not (0: no
-  /// limit); the first candidate runs to its end. The default is about 3 s
-  /// on the 2-core machine of docs/test-suite.md.
+  /// limit); the first candidate runs to its end. The default is about
+  /// 3.75 s on the 2-core machine of docs/test-suite.md.
   int64_t searchWorkLimit = kDefaultSearchWorkLimit;
   /// searchPlan(): the same in seconds of the clock (0: none). A binding
   /// time limit makes the result depend on the machine's speed and load.
@@ -195,6 +199,10 @@ int64_t allocationSize(int64_t bytes, int64_t alignment);
 
 /// Bytes the arena gives `op`'s workspace while it runs: none without one.
 int64_t workspaceAllocation(const Op &op, int64_t alignment);
+
+/// The arena ArenaSearch::Capped simulates in for `budgetBytes`: a
+/// quarter larger, rounded down to the alignment.
+int64_t cappedArenaBytes(int64_t budgetBytes, int64_t alignment);
 
 /// Two-ended placement's class: are `bytes` produced by `op` expensive to
 /// recompute (placed at the low end) rather than cheap (high end)?
@@ -282,6 +290,9 @@ struct PlanStats {
   /// plan() only. The arena the winning plan was simulated in (>= the
   /// budget when the packing made up the difference).
   int64_t simulatedBudgetBytes = 0;
+  /// The cap on the live bytes that arena had (PlanOptions::
+  /// allocatedBytesCap; the maximum: none).
+  int64_t simulatedBytesCap = std::numeric_limits<int64_t>::max();
   /// Simulated arenas tried, and the seconds spent repacking plans.
   int64_t simulatedBudgetsTried = 0;
   double packingSeconds = 0;

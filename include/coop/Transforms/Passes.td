@@ -115,7 +115,10 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
 
     The search's limit is its work, counted where it is done (units of
     about 25 ns): the same step gets the same plan on any machine under
-    any load. Where nothing plans for the budget, the search runs again for
+    any load. Its last fifth goes to the best candidates again, each in an
+    arena a quarter larger than the budget with its live bytes capped at
+    the budget, repacked into the budget. Where nothing plans for the
+    budget, the search runs again for
     98.5 % of it, within half the limit (near the floor,
     whether a budget plans jumps with it, and a plan for a smaller budget
     fits this one). A `time-limit` bounds the step's whole planning by the clock
@@ -136,7 +139,7 @@ def CoopPlanMemory : Pass<"coop-plan-memory", "::mlir::ModuleOp"> {
            "policy=search: units of work (about 25 ns each) after "
            "which the search starts no new candidate, replay or simulated "
            "arena, plan found or not (0: no limit); the default takes about "
-           "3 s on a 2-core machine">,
+           "3.75 s on a 2-core machine">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"0.0",
            "policy=search: seconds of the clock after which the search "
            "stops as at its work limit (0: none); a binding time limit makes "
