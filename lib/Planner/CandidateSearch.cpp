@@ -626,7 +626,9 @@ Status CandidateSearch::finish(Plan *out) {
     return firstError_;
   }
   char limit[48];
-  if (out->stats.clockLimitReached)
+  // With no work limit only the clock, or a share of it that a rescue or
+  // schedule had, can have stopped it.
+  if (out->stats.clockLimitReached || options_.searchWorkLimit <= 0)
     std::snprintf(limit, sizeof(limit), "time limit of %g s",
                   options_.searchTimeLimitSeconds);
   else
