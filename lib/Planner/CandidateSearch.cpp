@@ -161,7 +161,7 @@ std::string describe(const Candidate &candidate) {
 /// - 1) of the work done before it (with no limit too), and runs the best
 /// kCappedCandidates candidates.
 constexpr int kCappedRoundShares = 5;
-constexpr size_t kCappedCandidates = 8;
+constexpr size_t kCappedCandidates = 16;
 
 /// Per mille of `bytes`, without overflow.
 int64_t perMilleOf(int64_t bytes, int64_t perMille) {
