@@ -261,8 +261,10 @@ public:
   /// and the best plan improved again if one of them made it.
   void cappedRound();
   Status finish(Plan *out);
-  /// Records `candidate`'s rank for the capped round, the best of its runs.
-  void remember(const Candidate &candidate, const Rank &rank);
+  /// Records `candidate`'s rank for the capped round, the best of its runs
+  /// (`description`: describe(candidate)).
+  void remember(const Candidate &candidate, const std::string &description,
+                const Rank &rank);
   /// The policies whose thorough run alone (Candidate::alone()) had a
   /// simulation that a bound stopped, in the order they ran: only there
   /// may `policy=` plan for less.
@@ -283,9 +285,14 @@ private:
   /// The caller's, with the search's deadline.
   PlanOptions options_;
   std::vector<SearchCandidate> tried_;
-  /// Every candidate that ran (by describe()), with the best rank of its
-  /// runs.
-  std::vector<std::pair<Rank, Candidate>> ranked_;
+  /// Every candidate that ran, with its description and the best rank of
+  /// its runs.
+  struct RankedCandidate {
+    Rank rank;
+    std::string description;
+    Candidate candidate;
+  };
+  std::vector<RankedCandidate> ranked_;
   /// The whole limit, and its deadline: the candidates before the capped
   /// round get all but its last share (options_.deadline).
   const int64_t workLimit_;
@@ -526,9 +533,9 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
     options.simulatedArenas = PlanOptions::ArenaSearch::Capped;
   const char *runName[] = {", quick", ", rescue", ", thorough", ", unbounded",
                            ", capped"};
+  const std::string description = describe(candidate);
   const std::string name =
-      describe(candidate) +
-      (candidate.policy == Policy::None ? "" : runName[int(run)]);
+      description + (candidate.policy == Policy::None ? "" : runName[int(run)]);
   Plan result;
   Status st = options.policy == Policy::None
                   ? plan(graph_, options, &result)
@@ -563,18 +570,19 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
     }
   }
   if (candidate.policy != Policy::None && run != Run::Capped)
-    remember(candidate, rank);
+    remember(candidate, description, rank);
   return rank;
 }
 
-void CandidateSearch::remember(const Candidate &candidate, const Rank &rank) {
-  const std::string name = describe(candidate);
-  for (auto &[known, same] : ranked_)
-    if (describe(same) == name) {
-      known = std::min(known, rank);
+void CandidateSearch::remember(const Candidate &candidate,
+                               const std::string &description,
+                               const Rank &rank) {
+  for (RankedCandidate &known : ranked_)
+    if (known.description == description) {
+      known.rank = std::min(known.rank, rank);
       return;
     }
-  ranked_.push_back({rank, candidate});
+  ranked_.push_back({rank, description, candidate});
 }
 
 void CandidateSearch::cappedRound() {
@@ -584,14 +592,15 @@ void CandidateSearch::cappedRound() {
   const int64_t left = workLimit_ - std::min(workLimit_, work_.done());
   options_.deadline = cappedRoundDeadline_.withWorkLimit(
       &work_, std::min(left, work_.done() / (kCappedRoundShares - 1)));
-  std::stable_sort(
-      ranked_.begin(), ranked_.end(),
-      [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::stable_sort(ranked_.begin(), ranked_.end(),
+                   [](const RankedCandidate &a, const RankedCandidate &b) {
+                     return a.rank < b.rank;
+                   });
   // Only the search's own limit is a limit reached, not that quarter.
   const bool timedOut = timedOut_;
   const int runs = int(std::min(ranked_.size(), kCappedCandidates));
   for (int i = 0; i < runs; ++i)
-    consider(ranked_[i].second, Run::Capped, runs - i);
+    consider(ranked_[i].candidate, Run::Capped, runs - i);
   if (found_ && bestRun_ == Run::Capped)
     improveBest();
   timedOut_ = timedOut || cappedRoundDeadline_.passed();
