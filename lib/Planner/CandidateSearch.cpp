@@ -157,9 +157,9 @@ std::string describe(const Candidate &candidate) {
 }
 
 /// The capped round (CandidateSearch::cappedRound) gets the last
-/// 1/kCappedRoundShares of the work limit, at most 1/(kCappedRoundShares
-/// - 1) of the work done before it (with no limit too), and runs the best
-/// kCappedCandidates candidates.
+/// 1/kCappedRoundShares of the work limit (with no limit, 1/(kCappedRoundShares
+/// - 1) of the work done before it, or the default limit's last share if
+/// more), and runs the best kCappedCandidates candidates.
 constexpr int kCappedRoundShares = 5;
 constexpr size_t kCappedCandidates = 16;
 
@@ -586,12 +586,20 @@ void CandidateSearch::remember(const Candidate &candidate,
 }
 
 void CandidateSearch::cappedRound() {
-  // No more than a quarter of the work before it, with no limit too: where
-  // nothing planned, eight capped replay series took minutes (DenseNet-121
-  // at r = 0.10: over 5 min, against 2 min for the rest of the search).
+  // The limit's last fifth, or what is left of the limit. With no limit,
+  // no more than a quarter of the work before it (where nothing planned,
+  // eight capped replay series took minutes: DenseNet-121 at r = 0.10, over
+  // 5 min against 2 min for the rest of the search), but never less than
+  // the default limit's fifth: on a small step a quarter of the rest is
+  // less than one capped run (a generated step of 27 ops then planned at
+  // 51,541 bytes and not at 51,882).
   const int64_t left = workLimit_ - std::min(workLimit_, work_.done());
-  options_.deadline = cappedRoundDeadline_.withWorkLimit(
-      &work_, std::min(left, work_.done() / (kCappedRoundShares - 1)));
+  const int64_t round =
+      options_.searchWorkLimit > 0
+          ? std::min(left, workLimit_ / kCappedRoundShares)
+          : std::max(work_.done() / (kCappedRoundShares - 1),
+                     kDefaultSearchWorkLimit / kCappedRoundShares);
+  options_.deadline = cappedRoundDeadline_.withWorkLimit(&work_, round);
   std::stable_sort(ranked_.begin(), ranked_.end(),
                    [](const RankedCandidate &a, const RankedCandidate &b) {
                      return a.rank < b.rank;

@@ -1240,8 +1240,9 @@ TEST(CandidateSearch, CappedRoundHasTheLimitsLastFifth) {
       cut += i + 1 == first && done >= kLimit / 5 * 4;
     }
     EXPECT_LE(tried.size() - first, 16u);
-    // With no limit, at most a quarter of the work before it (past it: the
-    // run that had begun); on a few steps, each takes a second.
+    // With no limit, at most a quarter of the work before it or the
+    // default limit's fifth (past it: the run that had begun); on a few
+    // steps, each takes a second.
     if (seed % 4 != 0)
       continue;
     step.options.searchWorkLimit = 0;
@@ -1253,13 +1254,47 @@ TEST(CandidateSearch, CappedRoundHasTheLimitsLastFifth) {
         cappedWork += c.work;
         lastRun = c.work;
       }
-    EXPECT_LE(cappedWork, (q.stats.searchWork - cappedWork) / 4 + lastRun);
+    EXPECT_LE(cappedWork, std::max((q.stats.searchWork - cappedWork) / 4,
+                                   kDefaultSearchWorkLimit / 5) +
+                              lastRun);
   }
   std::printf("%d searches, %d reached the capped round, %d of them after "
               "four fifths of the limit\n",
               searches, reached, cut);
   EXPECT_GT(reached, searches / 2);
   EXPECT_GT(cut, 0);
+}
+
+/// On a small step a quarter of the search's work is less than one capped
+/// run: the capped round still gets the default limit's last fifth, so
+/// with no limit a budget above one that plans capped plans too (with a
+/// quarter only, this step planned at 51,541 bytes and not at 51,882: the
+/// round stopped after its first run).
+TEST(CandidateSearch, CappedRoundHasAFifthOnSmallSteps) {
+  TrainingGraphShape shape;
+  shape.layers = 3;
+  shape.maxActivationBytes = 4096;
+  shape.skipProbability = 0.2006;
+  shape.inPlaceProbability = 0.2947;
+  shape.oldValueProbability = 0.6841;
+  shape.dropoutProbability = 0.0457;
+  shape.viewProbability = 0.3499;
+  shape.workspaceProbability = 0.3752;
+  Graph g;
+  ASSERT_OK(generateTrainingGraph(214, shape, &g));
+  PlanOptions o = unlimited(PlanOptions());
+  Plan lower, higher;
+  o.budgetBytes = 51541;
+  ASSERT_OK(planAndVerify(g, o, &lower, searchPlan));
+  EXPECT_TRUE(contains(lower.stats.winningCandidate, ", capped"))
+      << lower.stats.winningCandidate;
+  o.budgetBytes = 51882;
+  ASSERT_OK(planAndVerify(g, o, &higher, searchPlan));
+  EXPECT_LE(higher.stats.executedCostUs, lower.stats.executedCostUs);
+  int cappedRuns = 0;
+  for (const SearchCandidate &c : higher.stats.candidates)
+    cappedRuns += contains(c.name, ", capped");
+  EXPECT_GT(cappedRuns, 1);
 }
 
 /// Where nothing plans for a budget near the floor, a budget 1.5 % below
