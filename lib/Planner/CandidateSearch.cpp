@@ -232,7 +232,7 @@ public:
   /// the budget (PlanOptions::ArenaSearch::Capped), within the bounds.
   enum class Run { Quick, Rescue, Thorough, Unbounded, Capped };
   /// Plans one candidate, unless a plan was found and it recomputes nothing
-  /// or the limit has passed (the first candidate always runs, to its
+  /// or the limit has passed (runsWhateverTheLimit: always runs, to its
   /// end), until the deadline. A rescue, and a thorough run of a candidate
   /// with no plan yet, stop after 1/`shares` of the time left: near the
   /// floor the replays of one candidate that fails anyway took the whole
@@ -272,6 +272,16 @@ public:
     return policiesStoppedByBounds_;
   }
   bool triedAny() const { return !tried_.empty(); }
+  /// The first candidate, and the first that recomputes after the schedule
+  /// without evictions, run whatever the limit: that schedule cannot plan
+  /// below its packed arena, and a small limit it spent left the search no
+  /// attempt that evicts (a generated step with a limit of 200,000 units
+  /// failed where its smaller budgets planned). The failure reported is
+  /// the later one's, which names the op that ran out.
+  bool runsWhateverTheLimit(const Candidate &candidate) const {
+    return tried_.empty() ||
+           (candidate.policy != Policy::None && !recomputingTried_);
+  }
   /// Whether a schedule so far stopped above its target.
   bool scheduleMissed() const {
     return std::any_of(schedules_.begin(), schedules_.end(),
@@ -302,7 +312,7 @@ private:
   Plan best_, first_;
   /// What plan() was given for best_: the improvement phase re-simulates it.
   PlanOptions bestOptions_;
-  bool found_ = false, timedOut_ = false;
+  bool found_ = false, timedOut_ = false, recomputingTried_ = false;
   Status firstError_ = Status::ok();
   std::vector<Policy> policiesStoppedByBounds_;
   /// For schedules, once one is needed.
@@ -466,7 +476,8 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
                                                 Run run, int shares) {
   if (found_ && best_.stats.recomputeCount == 0)
     return Rank(); // nothing recomputes less
-  if (!tried_.empty() && options_.deadline.passed()) {
+  const bool first = runsWhateverTheLimit(candidate);
+  if (!first && options_.deadline.passed()) {
     timedOut_ = true;
     return Rank();
   }
@@ -485,14 +496,15 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   PlanOptions options = options_;
   options.budgetBytes =
       perMilleOf(options_.budgetBytes, candidate.budgetPerMille);
-  // Below the floor (which the first candidate recorded) nothing plans.
+  // Below the floor (which the first candidate that ran recorded) nothing
+  // plans.
   if (!tried_.empty() && options.budgetBytes < first_.stats.memoryFloorBytes)
     return Rank();
-  // The first candidate (a quick one, or the schedule without evictions)
-  // runs whatever the time: one simulation, no replays, so that a limit
-  // mostly spent before the search (sizing for a ratio, a busy machine)
-  // still gets one attempt.
-  if (tried_.empty())
+  // The first candidate that recomputes (a quick one), and the schedule
+  // without evictions before it, run whatever the time: one simulation, no
+  // replays, so that a limit mostly spent before the search (sizing for a
+  // ratio, a busy machine) still gets one attempt.
+  if (first)
     options.deadline = options_.deadline.withoutLimit();
   else if (run == Run::Rescue || run == Run::Unbounded || run == Run::Capped ||
            (run == Run::Thorough && !candidate.planned))
@@ -548,10 +560,11 @@ CandidateSearch::Rank CandidateSearch::consider(Candidate &candidate,
   timedOut_ |= result.stats.timeLimitReached;
   if (run == Run::Thorough && candidate.alone() && result.stats.boundStopped)
     policiesStoppedByBounds_.push_back(candidate.policy);
-  if (tried_.size() == 1) {
+  if (first) {
     firstError_ = st;
     first_ = result;
   }
+  recomputingTried_ |= candidate.policy != Policy::None;
   Rank rank;
   if (!st && result.stats.costBoundReached) {
     rank = {true, options.costBoundUs, kNone, 0, /*costAtLeast=*/true};

@@ -11,6 +11,7 @@
 
 #include "EvictionSchedule.h"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +54,22 @@ Status otherShapeStep(uint64_t seed, SweptStep *out) {
   out->options.twoEndedPartitioning = seed % 2 == 0;
   out->options.recomputableInPlace = seed % 3 != 1;
   return stepBounds(out->graph, out->options, &out->bounds);
+}
+
+/// A generated step's shape with `layers` and these probabilities: skip,
+/// in place, old value, dropout, view, workspace, batch norm.
+TrainingGraphShape shapeWith(int32_t layers,
+                             const std::array<double, 7> &probabilities) {
+  TrainingGraphShape shape;
+  shape.layers = layers;
+  shape.skipProbability = probabilities[0];
+  shape.inPlaceProbability = probabilities[1];
+  shape.oldValueProbability = probabilities[2];
+  shape.dropoutProbability = probabilities[3];
+  shape.viewProbability = probabilities[4];
+  shape.workspaceProbability = probabilities[5];
+  shape.batchNormProbability = probabilities[6];
+  return shape;
 }
 
 /// Where the search tried the candidate `name` (-1: nowhere).
@@ -1271,15 +1288,9 @@ TEST(CandidateSearch, CappedRoundHasTheLimitsLastFifth) {
 /// quarter only, this step planned at 51,541 bytes and not at 51,882: the
 /// round stopped after its first run).
 TEST(CandidateSearch, CappedRoundHasAFifthOnSmallSteps) {
-  TrainingGraphShape shape;
-  shape.layers = 3;
+  TrainingGraphShape shape =
+      shapeWith(3, {0.2006, 0.2947, 0.6841, 0.0457, 0.3499, 0.3752, 0.0});
   shape.maxActivationBytes = 4096;
-  shape.skipProbability = 0.2006;
-  shape.inPlaceProbability = 0.2947;
-  shape.oldValueProbability = 0.6841;
-  shape.dropoutProbability = 0.0457;
-  shape.viewProbability = 0.3499;
-  shape.workspaceProbability = 0.3752;
   Graph g;
   ASSERT_OK(generateTrainingGraph(214, shape, &g));
   PlanOptions o = unlimited(PlanOptions());
@@ -1295,6 +1306,38 @@ TEST(CandidateSearch, CappedRoundHasAFifthOnSmallSteps) {
   for (const SearchCandidate &c : higher.stats.candidates)
     cappedRuns += contains(c.name, ", capped");
   EXPECT_GT(cappedRuns, 1);
+}
+
+/// Between the live bytes' peak and `none`'s packed arena the schedule
+/// without evictions runs first, and cannot plan: the first candidate that
+/// recomputes still runs whatever the limit, so a small limit that schedule
+/// spent does not fail the search (with only the first candidate run, a
+/// limit of 200,000 units failed here where smaller budgets planned).
+TEST(CandidateSearch, FirstCandidateThatRecomputesRunsWhateverTheLimit) {
+  TrainingGraphShape shape =
+      shapeWith(5, {0.5976, 0.7887, 0.971, 0.13434, 0.40542, 0.51184, 0.44002});
+  shape.minActivationBytes = 2048;
+  shape.maxActivationBytes = 8192;
+  shape.minParameterBytes = 256;
+  shape.maxParameterBytes = 8192;
+  Graph g;
+  ASSERT_OK(generateTrainingGraph(28, shape, &g));
+  PlanOptions o;
+  o.alignment = 16;
+  o.twoEndedPartitioning = false;
+  o.recomputableInPlace = false;
+  o.searchWorkLimit = 200000;
+  o.budgetBytes = 153232;
+  ASSERT_GE(o.budgetBytes, computeMemoryStats(g).peakLiveBytes);
+  Plan p;
+  ASSERT_OK(planAndVerify(g, o, &p, searchPlan));
+  const std::vector<SearchCandidate> &tried = p.stats.candidates;
+  ASSERT_GE(tried.size(), 2u);
+  EXPECT_EQ(tried[0].name, "no recomputation");
+  EXPECT_FALSE(tried[0].planned);
+  // It spent what the limit leaves before the capped round.
+  EXPECT_GT(tried[0].work, o.searchWorkLimit / 5 * 4);
+  EXPECT_EQ(tried[1].name, "lookahead, quick");
 }
 
 /// Where nothing plans for a budget near the floor, a budget 1.5 % below

@@ -153,8 +153,9 @@ struct PlanOptions {
   bool packInitialOrderOnly = false;
   /// searchPlan(): work (Deadline.h) after which no new candidate, replay
   /// or simulated arena starts, whether a plan was found or not (0: no
-  /// limit); the first candidate runs to its end. The default is about
-  /// 3.75 s on the 2-core machine of docs/test-suite.md.
+  /// limit); the first candidate that recomputes (and the schedule without
+  /// evictions before it) runs to its end. The default is about 3.75 s on the
+  /// 2-core machine of docs/test-suite.md.
   int64_t searchWorkLimit = kDefaultSearchWorkLimit;
   /// searchPlan(): the same in seconds of the clock (0: none). A binding
   /// time limit makes the result depend on the machine's speed and load.
@@ -385,8 +386,8 @@ bool costsLess(const PlanStats &a, const PlanStats &b);
 /// limit stops it (the stats say which did). Where no candidate fits, the
 /// whole search runs again for 98.5 % of the budget (above the floor),
 /// within half the work limit, and its plan is the plan. Fails like the
-/// budget's first candidate when none fits, or, when a limit stopped a search
-/// that found no plan above the floor, says so.
+/// budget's first candidate that recomputes when none fits, or, when a limit
+/// stopped a search that found no plan above the floor, says so.
 Status searchPlan(const Graph &graph, const PlanOptions &options, Plan *out);
 
 /// Gives `plan` new offsets: its buffers' lifetimes packed by packBuffers(),
