@@ -10,7 +10,7 @@
 // the time left. The least promising candidates (schedules likely to stop
 // where another stopped) get a second pair of rounds after that, so that
 // the limit cuts them first. The last fifth of the limit is the capped
-// round's: the best-ranked candidates again, each in an arena a quarter
+// round's: every candidate again, best-ranked first, each in an arena a quarter
 // larger than the budget with its live bytes capped at the budget, then
 // repacked into the budget (where the budget's own arena runs out of
 // contiguous runs, not of bytes). The fitting plan with the least overhead
@@ -159,9 +159,8 @@ std::string describe(const Candidate &candidate) {
 /// The capped round (CandidateSearch::cappedRound) gets the last
 /// 1/kCappedRoundShares of the work limit (with no limit, 1/(kCappedRoundShares
 /// - 1) of the work done before it, or the default limit's last share if
-/// more), and runs the best kCappedCandidates candidates.
+/// more).
 constexpr int kCappedRoundShares = 5;
-constexpr size_t kCappedCandidates = 16;
 
 /// Per mille of `bytes`, without overflow.
 int64_t perMilleOf(int64_t bytes, int64_t perMille) {
@@ -256,8 +255,8 @@ public:
   /// Improves the best plan, with the time the candidates left
   /// (docs/planner.md, "The improvement phase").
   void improveBest();
-  /// The best-ranked candidates run again capped (Run::Capped), with the
-  /// last share of the limit that the rest of the search was not given,
+  /// The candidates run again capped (Run::Capped), best-ranked first, with
+  /// the last share of the limit that the rest of the search was not given,
   /// and the best plan improved again if one of them made it.
   void cappedRound();
   Status finish(Plan *out);
@@ -619,7 +618,13 @@ void CandidateSearch::cappedRound() {
                    });
   // Only the search's own limit is a limit reached, not that quarter.
   const bool timedOut = timedOut_;
-  const int runs = int(std::min(ranked_.size(), kCappedCandidates));
+  // Every candidate, best first, each with an equal share of the work the
+  // round has left, until it runs out. The sixteen best-ranked alone left
+  // the round's work unspent where the search ended before its limit
+  // (U-Net at r = 0.5: 4.59 % against 3.93 % with every candidate), and
+  // where the limit cut the round, each had a larger share, spent by the
+  // first that failed (Inception V3 at 0.25: 24.81 against 20.41 %).
+  const int runs = int(ranked_.size());
   for (int i = 0; i < runs; ++i)
     consider(ranked_[i].candidate, Run::Capped, runs - i);
   if (found_ && bestRun_ == Run::Capped)

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <set>
 
 using namespace coop::planner;
 using namespace coop::planner::testing;
@@ -1220,8 +1221,8 @@ TEST(CandidateSearch, NeverWorseThanAnyPolicyOnGeneratedShapes) {
 
 /// The capped round comes last, with the last fifth of the work limit:
 /// no candidate before it starts past four fifths of the limit, and it runs
-/// at most sixteen of them again (", capped"), within the rest, and with no
-/// limit within a quarter of the work before it.
+/// them again (", capped"), each once, within the rest, and with no limit
+/// within a quarter of the work before it or the default limit's fifth.
 TEST(CandidateSearch, CappedRoundHasTheLimitsLastFifth) {
   constexpr int64_t kLimit = 600000;
   int searches = 0, reached = 0, cut = 0;
@@ -1256,7 +1257,10 @@ TEST(CandidateSearch, CappedRoundHasTheLimitsLastFifth) {
       // The four fifths ran out before the capped round.
       cut += i + 1 == first && done >= kLimit / 5 * 4;
     }
-    EXPECT_LE(tried.size() - first, 16u);
+    // Each candidate at most once.
+    std::set<std::string> cappedNames;
+    for (size_t i = first; i < tried.size(); ++i)
+      EXPECT_TRUE(cappedNames.insert(tried[i].name).second) << tried[i].name;
     // With no limit, at most a quarter of the work before it or the
     // default limit's fifth (past it: the run that had begun); on a few
     // steps, each takes a second.
@@ -1286,7 +1290,7 @@ TEST(CandidateSearch, CappedRoundHasTheLimitsLastFifth) {
 /// run: the capped round still gets the default limit's last fifth, so
 /// with no limit a budget above one that plans capped plans too (with a
 /// quarter only, this step planned at 51,541 bytes and not at 51,882: the
-/// round stopped after its first run).
+/// round stopped after its first run), and every candidate runs capped.
 TEST(CandidateSearch, CappedRoundHasAFifthOnSmallSteps) {
   TrainingGraphShape shape =
       shapeWith(3, {0.2006, 0.2947, 0.6841, 0.0457, 0.3499, 0.3752, 0.0});
@@ -1302,10 +1306,18 @@ TEST(CandidateSearch, CappedRoundHasAFifthOnSmallSteps) {
   o.budgetBytes = 51882;
   ASSERT_OK(planAndVerify(g, o, &higher, searchPlan));
   EXPECT_LE(higher.stats.executedCostUs, lower.stats.executedCostUs);
-  int cappedRuns = 0;
-  for (const SearchCandidate &c : higher.stats.candidates)
-    cappedRuns += contains(c.name, ", capped");
-  EXPECT_GT(cappedRuns, 1);
+  // Where the capped runs plan, the round's work is to spare on so small a
+  // step: every candidate that ran before it ran capped too, each once.
+  std::set<std::string> before, capped;
+  for (const SearchCandidate &c : lower.stats.candidates) {
+    const std::string candidate = c.name.substr(0, c.name.rfind(", "));
+    if (contains(c.name, ", capped"))
+      EXPECT_TRUE(capped.insert(candidate).second) << c.name;
+    else if (c.name != "no recomputation")
+      before.insert(candidate);
+  }
+  EXPECT_GT(before.size(), 16u);
+  EXPECT_EQ(capped, before);
 }
 
 /// Between the live bytes' peak and `none`'s packed arena the schedule
