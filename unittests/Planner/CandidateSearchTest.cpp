@@ -1290,7 +1290,8 @@ TEST(CandidateSearch, CappedRoundHasTheLimitsLastFifth) {
 /// run: the capped round still gets the default limit's last fifth, so
 /// with no limit a budget above one that plans capped plans too (with a
 /// quarter only, this step planned at 51,541 bytes and not at 51,882: the
-/// round stopped after its first run), and every candidate runs capped.
+/// round stopped after its first run), and every candidate runs capped,
+/// those that follow a schedule first.
 TEST(CandidateSearch, CappedRoundHasAFifthOnSmallSteps) {
   TrainingGraphShape shape =
       shapeWith(3, {0.2006, 0.2947, 0.6841, 0.0457, 0.3499, 0.3752, 0.0});
@@ -1318,6 +1319,17 @@ TEST(CandidateSearch, CappedRoundHasAFifthOnSmallSteps) {
   }
   EXPECT_GT(before.size(), 16u);
   EXPECT_EQ(capped, before);
+  // Those that follow a schedule first (nearest the budget first), those
+  // with none (the most excess there is) after them.
+  bool unscheduledSeen = false;
+  for (const SearchCandidate &c : lower.stats.candidates) {
+    if (!contains(c.name, ", capped"))
+      continue;
+    const bool scheduled = contains(c.name, "after evictions scheduled");
+    EXPECT_FALSE(scheduled && unscheduledSeen) << c.name;
+    unscheduledSeen |= !scheduled;
+  }
+  EXPECT_TRUE(unscheduledSeen);
 }
 
 /// Between the live bytes' peak and `none`'s packed arena the schedule
