@@ -643,11 +643,11 @@ void CandidateSearch::cappedRound() {
                                    y = scheduledExcess(b.candidate);
                      return x != y ? x < y : a.rank < b.rank;
                    });
-  // Only the search's own limit is a limit reached, not that quarter.
+  // Only the search's own limit is a limit reached, not the round's share.
   const bool timedOut = timedOut_;
   // Every candidate in that order, each with an equal share of the work
-  // the round has left, until it runs out. The sixteen best-ranked alone left
-  // the round's work unspent where the search ended before its limit
+  // the round has left, until it runs out. The sixteen best-ranked alone
+  // left the round's work unspent where the search ended before its limit
   // (U-Net at r = 0.5: 4.59 % against 3.93 % with every candidate), and
   // where the limit cut the round, each had a larger share, spent by the
   // first that failed (Inception V3 at 0.25: 24.81 against 20.41 %).
