@@ -38,9 +38,10 @@
 // follow the first). The second half of the candidates is the first
 // again, placing from one end. Last, each policy whose own run a bound
 // stopped is planned as `policy=` plans it: coop's three recomputations,
-// as above. Then the capped round: the sixteen best-ranked candidates again
-// in an arena a quarter larger, their live bytes capped at the budget
-// (lookahead's at the same cost: it keeps the first plan).
+// as above. Then the capped round: every candidate again, those whose
+// schedule keeps the live bytes nearest the budget first, in an arena a
+// quarter larger, their live bytes capped at the budget (lookahead's at
+// the same cost: it keeps the first plan).
 // SEARCH: coop-plan-memory @belady: policy lookahead, budget 2048 (2.00 KiB)
 // SEARCH-NEXT: plan search: 46 candidates tried; won: lookahead, quick
 // SEARCH-NEXT: lookahead, quick: 28.57 %
