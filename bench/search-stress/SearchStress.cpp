@@ -103,19 +103,13 @@ void stressSeed(uint64_t seed, const Options &run, Tally &tally) {
     ++tally.broken;
     return;
   }
-  PlanOptions none = base;
-  none.policy = Policy::None;
-  int64_t noneArena = 0;
-  if (Status st = minimumBudget(graph, none, &noneArena); !st) {
+  StepBounds bounds;
+  if (Status st = stepBounds(graph, base, &bounds); !st) {
     std::printf("seed %llu: none: %s\n", (unsigned long long)seed,
                 st.message().c_str());
     ++tally.broken;
     return;
   }
-  Plan probe;
-  none.budgetBytes = 0; // fails at the floor check, after recording it
-  static_cast<void>(plan(graph, none, &probe));
-  const int64_t floor = probe.stats.memoryFloorBytes;
   const long long limit = (long long)base.searchWorkLimit;
   bool plannedBelow = false;
   double costBelow = 0;
@@ -123,7 +117,7 @@ void stressSeed(uint64_t seed, const Options &run, Tally &tally) {
     // Just above the floor, then evenly up to `none`'s arena.
     const double fraction = k == 0 ? 0.02 : double(k) / (run.budgets - 1);
     PlanOptions options = base;
-    options.budgetBytes = floor + int64_t(fraction * double(noneArena - floor));
+    options.budgetBytes = budgetBetween(bounds, fraction);
     auto report = [&](const char *what, const std::string &detail) {
       std::printf("seed %llu, budget %lld (limit %lld): %s%s\n",
                   (unsigned long long)seed, (long long)options.budgetBytes,

@@ -422,4 +422,15 @@ Status minimumBudget(const Graph &graph, PlanOptions options,
   return Status::ok();
 }
 
+Status stepBounds(const Graph &graph, PlanOptions options, StepBounds *out) {
+  options.policy = Policy::None;
+  if (Status st = minimumBudget(graph, options, &out->none); !st)
+    return st;
+  Plan probe;
+  options.budgetBytes = 0; // fails at the floor check, after recording it
+  static_cast<void>(plan(graph, options, &probe));
+  out->floor = probe.stats.memoryFloorBytes;
+  return Status::ok();
+}
+
 } // namespace coop::planner

@@ -52,30 +52,6 @@ inline Status planAndVerify(const Graph &graph, const PlanOptions &options,
   return st;
 }
 
-/// The memory floor of `graph` and the arena `none` needs (its minimum
-/// budget), under `options` but for the policy.
-struct StepBounds {
-  int64_t floor = 0;
-  int64_t none = 0;
-};
-inline Status stepBounds(const Graph &graph, PlanOptions options,
-                         StepBounds *out) {
-  options.policy = Policy::None;
-  if (Status st = minimumBudget(graph, options, &out->none); !st)
-    return st;
-  Plan probe;
-  options.budgetBytes = 0; // fails at the floor check, after recording it
-  static_cast<void>(plan(graph, options, &probe));
-  out->floor = probe.stats.memoryFloorBytes;
-  return Status::ok();
-}
-
-/// A budget `fraction` of the way from the floor to `none`'s arena.
-inline int64_t budgetBetween(const StepBounds &bounds, double fraction) {
-  return bounds.floor +
-         int64_t(fraction * double(bounds.none - bounds.floor));
-}
-
 /// The generated training steps the plan sweeps run over: 2 to
 /// 1 + `layerSpread` layers as the seed goes, batch norm on every third.
 inline Status sweepStep(uint64_t seed, int32_t layerSpread, Graph *out) {

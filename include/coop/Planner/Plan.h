@@ -406,6 +406,20 @@ Status repackPlan(const Graph &graph, const PackOptions &options, Plan *plan,
 Status minimumBudget(const Graph &graph, PlanOptions options,
                      int64_t *budgetBytes, Plan *planned = nullptr);
 
+/// The memory floor of `graph` and the arena `none` needs (its minimum
+/// budget), under `options` but for the policy: the range of budgets a
+/// sweep over the step spans.
+struct StepBounds {
+  int64_t floor = 0;
+  int64_t none = 0;
+};
+Status stepBounds(const Graph &graph, PlanOptions options, StepBounds *out);
+
+/// A budget `fraction` of the way from the floor to `none`'s arena.
+inline int64_t budgetBetween(const StepBounds &bounds, double fraction) {
+  return bounds.floor + int64_t(fraction * double(bounds.none - bounds.floor));
+}
+
 /// Replays `plan` on its own, without the planner's code, and proves it
 /// safe: allocations inside [0, budget) and disjoint, inputs resident with
 /// the right version, nothing freed twice or used after it was dropped, and
