@@ -194,11 +194,11 @@ public:
             const std::vector<char> &packLow,
             const std::vector<OpId> &retainUntil, bool recursiveClosures,
             std::vector<std::vector<TensorId>> &chainReaders)
-      : g_(graph), options_(options), plan_(plan),
-        a_(analysis), values_(graph.tensors.size()),
-        placements_(graph.tensors.size()),
-        opStamp_(graph.ops.size(), 0), chainStamp_(graph.ops.size(), 0),
-        keepUntil_(keepUntil),
+      : g_(graph), options_(options), plan_(plan), a_(analysis),
+        values_(graph.tensors.size()), placements_(graph.tensors.size()),
+        opStamp_(graph.ops.size(), 0), awayAndRead_(graph.tensors.size(), 0),
+        outputsAwayAndRead_(graph.ops.size(), 0),
+        chainStamp_(graph.ops.size(), 0), keepUntil_(keepUntil),
         packLow_(packLow), retainUntil_(retainUntil),
         retireAt_(graph.ops.size()), recursiveClosures_(recursiveClosures),
         chainReaders_(chainReaders) {
@@ -646,6 +646,13 @@ private:
   OpId currentOp_ = kNone;
   uint32_t epoch_ = 0;
   std::vector<uint32_t> opStamp_; // closure visits of the current op
+  /// Evicted values that a later op reads: each must come back by a re-run
+  /// of its producer, so those re-runs are a cost every completion of the
+  /// plan pays. Per content whether it counts, per op how many of its
+  /// outputs count, and the sum of the costs of the ops with any.
+  std::vector<char> awayAndRead_;
+  std::vector<int32_t> outputsAwayAndRead_;
+  double pendingRecomputeUs_ = 0;
   uint32_t chainEpoch_ = 0;
   std::vector<uint32_t> chainStamp_; // recomputeChainCost visits
   std::vector<StepAnalysis::ChainRead> chainStack_; // the walk's ops to run
@@ -792,8 +799,17 @@ void Simulator::drop(TensorId t, InstructionKind how) {
   noteChanged(p.region, p.offset);
   allocatedBytes_ -= p.size;
   markGone(t);
-  if (how == InstructionKind::Evict)
-    ++plan_.stats.evictionCount;
+  if (how != InstructionKind::Evict)
+    return;
+  ++plan_.stats.evictionCount;
+  const std::vector<OpId> &readers = a_.readers[t];
+  if (std::upper_bound(readers.begin(), readers.end(), currentOp_) !=
+      readers.end()) {
+    awayAndRead_[t] = 1;
+    const OpId producer = g_.tensors[t].producer;
+    if (outputsAwayAndRead_[producer]++ == 0)
+      pendingRecomputeUs_ += g_.ops[producer].costUs;
+  }
 }
 
 double Simulator::neighbourhoodCost(TensorId t) {
@@ -1688,6 +1704,12 @@ Status Simulator::execute(OpId k, bool isRecompute) {
     ins.outputs.push_back({out, offset, size, false});
     values_[out].pinned = true;
   }
+  for (TensorId out : op.outputs)
+    if (awayAndRead_[out] && values_[out].resident) {
+      awayAndRead_[out] = 0;
+      if (--outputsAwayAndRead_[k] == 0)
+        pendingRecomputeUs_ -= op.costUs;
+    }
   // Scratch for discarded outputs: like workspace, never a victim.
   std::vector<Arena *> scratchRegions;
   for (TensorId out : op.outputs) {
@@ -2045,11 +2067,12 @@ Status Simulator::run() {
         return boundReached();
       }
     }
-    // Every later op runs at least once: past the bound, this plan cannot
-    // win. (The slack keeps a plan that ties the bound, whatever the order
-    // of the sums' rounding.)
+    // Every later op runs at least once, and so does the producer of every
+    // evicted value a later op reads: past the bound, this plan cannot win.
+    // (The slack keeps a plan that ties the bound, whatever the order of
+    // the sums' rounding.)
     costLeftUs -= g_.ops[k].costUs;
-    if (stats.executedCostUs + costLeftUs >
+    if (stats.executedCostUs + costLeftUs + pendingRecomputeUs_ >
         options_.costBoundUs * (1 + 1e-9)) {
       stats.costBoundReached = stats.boundStopped = true;
       return Status::error("the cost bound stopped the simulation after " +
@@ -2059,6 +2082,9 @@ Status Simulator::run() {
 
   if (stats.allocatedBytesBoundReached)
     return boundReached();
+  // Every evicted value a later op read came back for it.
+  assert(std::all_of(outputsAwayAndRead_.begin(), outputsAwayAndRead_.end(),
+                     [](int32_t count) { return count == 0; }));
   if (stats.baselineCostUs > 0)
     stats.computeOverhead = stats.executedCostUs / stats.baselineCostUs - 1;
   if (stats.evictionEvents > 0)

@@ -11,8 +11,10 @@ Composite kernels the runtime lacks are traced as the primitives it has:
 - torch's own decompositions (`torch._decomp.decomposition_table`) of every
   compute kernel the runtime lacks, applied as make_fx traces (`_safe_softmax`
   into `softmax` and a mask, ...), and, for the few primitives those reach
-  that the runtime lacks too (`all`, `any`), decompositions written here
-  into kernels it has;
+  that the runtime lacks too (`all`, `any`, `prims.where`, the view
+  `prims.broadcast_in_dim`) and the reflection and replication padding
+  torch 1.13 does not decompose, decompositions written here into kernels
+  it has;
 - scaled dot-product attention in its math form (torch's
   `_scaled_dot_product_attention_math`: matmuls, softmax, dropout) unless
   the runtime has the fused CPU kernel and its backward. The math form is
@@ -79,10 +81,78 @@ def _any(self, dim=None, keepdim=False):
     return (nonzero.sum() if dim is None else nonzero.sum(dim, keepdim)).ne(0)
 
 
+def _where(pred, a, b):
+    """prims.where, which torch's decompositions reach (PReLU's and its
+    backward's): aten.where, a Python number operand as a 0-d tensor of the
+    other operand's dtype (prims.where takes operands of one dtype)."""
+    like = a if isinstance(a, torch.Tensor) else b
+    a, b = (x if isinstance(x, torch.Tensor) else
+            torch.ops.aten.scalar_tensor(x, dtype=like.dtype, device=like.device)
+            for x in (a, b))
+    return torch.ops.aten.where.self(pred, a, b)
+
+
+def _broadcast_in_dim(a, shape, broadcast_dimensions):
+    """prims.broadcast_in_dim (PReLU's slopes): a view the runtime's layout
+    does not know, as the unsqueezes and the expand it is."""
+    for dim in range(len(shape)):
+        if dim not in broadcast_dimensions:
+            a = torch.ops.aten.unsqueeze.default(a, dim)
+    return torch.ops.aten.expand.default(a, list(shape))
+
+
+def _pad_indices(x, padding, reflect):
+    """Per padded dim of `x` (the last first, as `padding` lists them), the
+    dim and the index of the input element each output element copies:
+    from arange, |i| folded at the edges (reflection) or i clamped
+    (replication)."""
+    for k in range(len(padding) // 2):
+        dim, before, after = x.dim() - 1 - k, padding[2 * k], padding[2 * k + 1]
+        last = x.shape[dim] - 1
+        i = torch.ops.aten.arange.start(-before, last + 1 + after, device=x.device)
+        if reflect:
+            i = torch.ops.aten.rsub.Scalar(
+                torch.ops.aten.abs.default(
+                    torch.ops.aten.rsub.Scalar(torch.ops.aten.abs.default(i), last)),
+                last)
+        else:
+            i = torch.ops.aten.clamp.default(i, 0, last)
+        yield dim, i
+
+
+def _pad(reflect):
+    """Reflection or replication padding (torch 1.13 decomposes neither) as
+    an index_select per padded dim."""
+    def pad(x, padding):
+        for dim, i in list(_pad_indices(x, padding, reflect)):
+            x = torch.ops.aten.index_select.default(x, dim, i)
+        return x
+    return pad
+
+
+def _pad_backward(reflect):
+    """Its backward: each padded dim's gradient summed back into the input's
+    elements by index_add, the last padded dim first."""
+    def backward(grad, x, padding):
+        for dim, i in reversed(list(_pad_indices(x, padding, reflect))):
+            shape = list(grad.shape)
+            shape[dim] = x.shape[dim]
+            grad = torch.ops.aten.index_add.default(
+                torch.ops.aten.new_zeros.default(grad, shape), dim, i, grad)
+        return grad
+    return backward
+
+
 def _own_decompositions():
     """Primitives torch does not decompose, as kernels the runtime has."""
     table = {}
-    for packet, rule in ((torch.ops.aten.all, _all), (torch.ops.aten.any, _any)):
+    pads = [(getattr(torch.ops.aten, f"{kind}_pad{n}d{which}"), rule(reflect))
+            for kind, reflect in (("reflection", True), ("replication", False))
+            for n in (1, 2, 3)
+            for which, rule in (("", _pad), ("_backward", _pad_backward))]
+    for packet, rule in [(torch.ops.aten.all, _all), (torch.ops.aten.any, _any),
+                         (torch.ops.prims.where, _where),
+                         (torch.ops.prims.broadcast_in_dim, _broadcast_in_dim)] + pads:
         for overload in ("default", "dim", "dims"):
             if hasattr(packet, overload):   # `dims` is torch >= 2.2
                 table[getattr(packet, overload)] = rule
@@ -93,13 +163,16 @@ def decomposition_table(kernels):
     """make_fx's table: a decomposition of every compute kernel that
     `kernels` lacks (this module's rules before torch's, which may reach
     kernels the runtime lacks). Views, in-place views and ops
-    without tensor results are left to the graph builder."""
+    without tensor results are left to the graph builder, but for the
+    views this module decomposes into views it knows."""
     from torch._decomp import decomposition_table as torch_table
+    own = _own_decompositions()
     table = {}
-    for op, rule in list(_own_decompositions().items()) + list(torch_table.items()):
+    for op, rule in list(own.items()) + list(torch_table.items()):
         if not isinstance(op, torch._ops.OpOverload) or has_kernel(kernel_name(op), kernels):
             continue
-        if (is_view_op(op) or torch.Tag.inplace_view in op.tags
+        if op not in own and (
+                is_view_op(op) or torch.Tag.inplace_view in op.tags
                 or not any("Tensor" in str(r.type) for r in op._schema.returns)):
             continue
         table.setdefault(op, rule)

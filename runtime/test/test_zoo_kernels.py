@@ -3,14 +3,15 @@
 Tiny models that make the exporter emit the kernels the bigger zoo models
 need (average pooling, GPT's causal mask, Swin's shifted windows and
 relative position bias) and those of common models outside the zoo
-(MobileNet's and EfficientNet's activations, leaky ReLU, ELU, softplus and
-mish, baddbmm and triu attention, adaptive average and max pooling,
-nearest and bilinear upsampling, pixel shuffles, group normalization, 1-D
-convolutions, MSE loss, scalar fills, slice and index assignments with
-int64 index arithmetic, batch norm on the input) run three training steps
-through coop-opt and coop-run, and their losses and updated parameters must
-match PyTorch's own steps within test_e2e's tolerance. Each model also checks
-that its exported step really contains the kernels it is meant to test.
+(MobileNet's and EfficientNet's activations, leaky ReLU, ELU, softplus,
+mish and PReLU, reflection and replication padding, baddbmm and triu
+attention, adaptive average and max pooling, nearest and bilinear
+upsampling, pixel shuffles, group normalization, 1-D convolutions, MSE loss,
+scalar fills, slice and index assignments with int64 index arithmetic, batch
+norm on the input) run three training steps through coop-opt and coop-run,
+and their losses and updated parameters must match PyTorch's own steps
+within test_e2e's tolerance. Each model also checks that its exported step
+really contains the kernels it is meant to test.
 (silu_backward and mish_backward, which torch 1.13 never emits, are checked
 in RuntimeTest.cpp.)
 
@@ -261,6 +262,44 @@ if torch is not None:
                      F.mish(y + 1, inplace=True))
             return sum(head(p) for head, p in zip(self.heads, parts))
 
+    class PReLUs(nn.Module):
+        """nn.PReLU with one slope and with one per channel: torch's
+        decompositions of it and of its backward reach prims.where, one
+        operand a Python number, which the exporter traces as aten.where."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 1)
+            self.shared = nn.PReLU()
+            self.per_channel = nn.PReLU(4, init=0.1)
+            self.head = nn.Linear(8 * 9, 4)
+
+        def forward(self, x):
+            y = self.conv(x)
+            return self.head(torch.cat((self.shared(y), self.per_channel(y)), 1).flatten(1))
+
+    class Pads(nn.Module):
+        """Reflection and replication padding, 1-D to 3-D, as modules and as
+        convolutions' padding modes (torch 1.13 has no decomposition of
+        them; the exporter's indexes every padded dim)."""
+
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(3, 4, 5))
+            self.reflect = nn.Conv2d(3, 2, 3, padding=2, padding_mode="reflect")
+            self.replicate = nn.Conv2d(3, 2, 3, padding=1, padding_mode="replicate")
+            self.pads = (nn.ReflectionPad1d((2, 1)), nn.ReplicationPad1d(3),
+                         nn.ReflectionPad2d((1, 3, 2, 0)), nn.ReplicationPad2d((0, 2, 1, 1)))
+            self.heads = nn.ModuleList(nn.Linear(n, 3) for n in (84, 40, 96, 132, 162, 126, 140))
+
+        def forward(self, x):
+            y = x * self.w
+            parts = (self.reflect(y), self.replicate(y),
+                     *(pad(y.flatten(1, 2) if pad_1d else y)
+                       for pad, pad_1d in zip(self.pads, (True, True, False, False))),
+                     F.pad(y.unsqueeze(1), (1, 1, 0, 1, 1, 0), mode="replicate"))
+            return sum(head(p.flatten(1)) for head, p in zip(self.heads, parts))
+
     class PixelShuffle(nn.Module):
         """Sub-pixel convolution's shuffles: pixel_shuffle (whose backward is
         pixel_unshuffle) and pixel_unshuffle."""
@@ -361,6 +400,10 @@ if torch is not None:
         "activations2": lambda: (Activations2(), (torch.randn(8, 6) * 2,),
                                  (torch.tensor([0, 1, 2, 0, 1, 2, 0, 1]),),
                                  F.cross_entropy, "sgd"),
+        "prelu": lambda: (PReLUs(), (torch.randn(2, 3, 3, 3),), (torch.tensor([3, 0]),),
+                          F.cross_entropy, "sgd"),
+        "pads": lambda: (Pads(), (torch.randn(2, 3, 4, 5),), (torch.tensor([2, 0]),),
+                         F.cross_entropy, "sgd"),
         "pixel_shuffle": lambda: (PixelShuffle(), (torch.randn(2, 8, 3, 3),),
                                   (torch.tensor([3, 1]),), F.cross_entropy, "sgd"),
         "slice_assign": lambda: (SliceAssign(), (torch.randn(2, 4, 6, 6),),
@@ -400,6 +443,8 @@ if torch is not None:
                          "aten.elu", "aten.elu_", "aten.celu", "aten.celu_",
                          "aten.elu_backward", "aten.softplus", "aten.softplus_backward",
                          "aten.mish", "aten.mish_"},
+        "prelu": {"aten.where.self"},
+        "pads": {"aten.arange.start", "aten.index_select"},
         "pixel_shuffle": {"aten.pixel_shuffle", "aten.pixel_unshuffle"},
         "slice_assign": {"aten.copy_", "aten.fill_.Tensor"},
         "norm_first": {"aten.native_batch_norm_backward"},
@@ -438,6 +483,12 @@ class ZooKernels(test_e2e.ModelCase):
 
     def test_group_norm(self):
         self.check("group_norm")
+
+    def test_pads(self):
+        self.check("pads")
+
+    def test_prelu(self):
+        self.check("prelu")
 
     def test_pixel_shuffle(self):
         self.check("pixel_shuffle")

@@ -165,8 +165,9 @@ struct PlanOptions {
   /// limits and counts its work on it. Default: never.
   Deadline deadline;
   /// simulate() stops (a failure) once its plan cannot cost less than
-  /// this: the cost executed so far, plus every later op's once, exceeds
-  /// it. searchPlan() sets it to its best plan's cost, so that a candidate
+  /// this: the cost executed so far, plus every later op's once, plus one
+  /// re-run of the producer of each evicted value a later op reads,
+  /// exceeds it. searchPlan() sets it to its best plan's cost, so that a candidate
   /// that cannot win stops early (branch and bound). Default: none.
   double costBoundUs = std::numeric_limits<double>::infinity();
   /// simulate() fails where more bytes are allocated at once than this: it
