@@ -198,6 +198,7 @@ public:
         values_(graph.tensors.size()), placements_(graph.tensors.size()),
         opStamp_(graph.ops.size(), 0), awayAndRead_(graph.tensors.size(), 0),
         outputsAwayAndRead_(graph.ops.size(), 0),
+        neededByPendingRerun_(graph.ops.size(), 0),
         chainStamp_(graph.ops.size(), 0), keepUntil_(keepUntil),
         packLow_(packLow), retainUntil_(retainUntil),
         retireAt_(graph.ops.size()), recursiveClosures_(recursiveClosures),
@@ -646,13 +647,28 @@ private:
   OpId currentOp_ = kNone;
   uint32_t epoch_ = 0;
   std::vector<uint32_t> opStamp_; // closure visits of the current op
-  /// Evicted values that a later op reads: each must come back by a re-run
-  /// of its producer, so those re-runs are a cost every completion of the
-  /// plan pays. Per content whether it counts, per op how many of its
-  /// outputs count, and the sum of the costs of the ops with any.
+  /// Re-runs every completion of the plan pays: the producer of each
+  /// evicted value a later op reads (it comes back only that way), and,
+  /// transitively, the producer of each input such a re-run reads that is
+  /// gone when the value goes. Per content whether it counts, per op how
+  /// many of its outputs count and whether a pending re-run needs it, and
+  /// the sum of the costs of the ops with either.
   std::vector<char> awayAndRead_;
   std::vector<int32_t> outputsAwayAndRead_;
+  std::vector<char> neededByPendingRerun_;
   double pendingRecomputeUs_ = 0;
+  bool rerunPending(OpId op) const {
+    return outputsAwayAndRead_[op] > 0 || neededByPendingRerun_[op];
+  }
+  /// Applies `change` to op's pending state, keeping the sum in step.
+  template <typename Change> void changePending(OpId op, Change change) {
+    const bool was = rerunPending(op);
+    change();
+    if (was != rerunPending(op))
+      pendingRecomputeUs_ += was ? -g_.ops[op].costUs : g_.ops[op].costUs;
+  }
+  /// Marks the producers of the gone inputs of a pending re-run of `op`.
+  void needInputsOfRerun(OpId op, int depth);
   uint32_t chainEpoch_ = 0;
   std::vector<uint32_t> chainStamp_; // recomputeChainCost visits
   std::vector<StepAnalysis::ChainRead> chainStack_; // the walk's ops to run
@@ -807,8 +823,24 @@ void Simulator::drop(TensorId t, InstructionKind how) {
       readers.end()) {
     awayAndRead_[t] = 1;
     const OpId producer = g_.tensors[t].producer;
-    if (outputsAwayAndRead_[producer]++ == 0)
-      pendingRecomputeUs_ += g_.ops[producer].costUs;
+    changePending(producer, [&] { ++outputsAwayAndRead_[producer]; });
+    needInputsOfRerun(producer, 0);
+  }
+}
+
+void Simulator::needInputsOfRerun(OpId op, int depth) {
+  // As deep as a lookahead chain walk goes (32 ops); past it the bound is
+  // only less tight.
+  constexpr int kMaxDepth = 32;
+  if (depth == kMaxDepth)
+    return;
+  for (TensorId in : a_.recomputeReads[op]) {
+    const OpId producer = g_.tensors[in].producer;
+    if (values_[in].resident || awayAndRead_[in] || producer == kNone ||
+        !a_.recomputable[in] || neededByPendingRerun_[producer])
+      continue;
+    changePending(producer, [&] { neededByPendingRerun_[producer] = 1; });
+    needInputsOfRerun(producer, depth + 1);
   }
 }
 
@@ -1704,12 +1736,14 @@ Status Simulator::execute(OpId k, bool isRecompute) {
     ins.outputs.push_back({out, offset, size, false});
     values_[out].pinned = true;
   }
-  for (TensorId out : op.outputs)
-    if (awayAndRead_[out] && values_[out].resident) {
-      awayAndRead_[out] = 0;
-      if (--outputsAwayAndRead_[k] == 0)
-        pendingRecomputeUs_ -= op.costUs;
-    }
+  changePending(k, [&] {
+    neededByPendingRerun_[k] = 0;
+    for (TensorId out : op.outputs)
+      if (awayAndRead_[out] && values_[out].resident) {
+        awayAndRead_[out] = 0;
+        --outputsAwayAndRead_[k];
+      }
+  });
   // Scratch for discarded outputs: like workspace, never a victim.
   std::vector<Arena *> scratchRegions;
   for (TensorId out : op.outputs) {
@@ -2082,9 +2116,12 @@ Status Simulator::run() {
 
   if (stats.allocatedBytesBoundReached)
     return boundReached();
-  // Every evicted value a later op read came back for it.
+  // Every evicted value a later op read came back for it, and every input
+  // such a re-run needed with it.
   assert(std::all_of(outputsAwayAndRead_.begin(), outputsAwayAndRead_.end(),
-                     [](int32_t count) { return count == 0; }));
+                     [](int32_t count) { return count == 0; }) &&
+         std::all_of(neededByPendingRerun_.begin(), neededByPendingRerun_.end(),
+                     [](char needed) { return needed == 0; }));
   if (stats.baselineCostUs > 0)
     stats.computeOverhead = stats.executedCostUs / stats.baselineCostUs - 1;
   if (stats.evictionEvents > 0)

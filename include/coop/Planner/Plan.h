@@ -166,9 +166,10 @@ struct PlanOptions {
   Deadline deadline;
   /// simulate() stops (a failure) once its plan cannot cost less than
   /// this: the cost executed so far, plus every later op's once, plus one
-  /// re-run of the producer of each evicted value a later op reads,
-  /// exceeds it. searchPlan() sets it to its best plan's cost, so that a candidate
-  /// that cannot win stops early (branch and bound). Default: none.
+  /// re-run of the producer of each evicted value a later op reads and of
+  /// the producers of the gone inputs such a re-run needs, exceeds it.
+  /// searchPlan() sets it to its best plan's cost, so that a candidate that
+  /// cannot win stops early (branch and bound). Default: none.
   double costBoundUs = std::numeric_limits<double>::infinity();
   /// simulate() fails where more bytes are allocated at once than this: it
   /// stops at that op, unless a replay may follow (learnFromFailures) and
