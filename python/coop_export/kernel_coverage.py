@@ -11,8 +11,9 @@ Composite kernels the runtime lacks are traced as the primitives it has:
 - torch's own decompositions (`torch._decomp.decomposition_table`) of every
   compute kernel the runtime lacks, applied as make_fx traces (`_safe_softmax`
   into `softmax` and a mask, ...), and, for the few primitives those reach
-  that the runtime lacks too (`all`, `any`, `prims.where`, the view
-  `prims.broadcast_in_dim`) and the reflection and replication padding
+  that the runtime lacks too (`all`, `any`, the primitives `where`,
+  `convert_element_type`, `sum`, `div`, `ne` and the view
+  `broadcast_in_dim`) and the reflection and replication padding
   torch 1.13 does not decompose, decompositions written here into kernels
   it has;
 - scaled dot-product attention in its math form (torch's
@@ -83,13 +84,42 @@ def _any(self, dim=None, keepdim=False):
 
 def _where(pred, a, b):
     """prims.where, which torch's decompositions reach (PReLU's and its
-    backward's): aten.where, a Python number operand as a 0-d tensor of the
-    other operand's dtype (prims.where takes operands of one dtype)."""
-    like = a if isinstance(a, torch.Tensor) else b
+    backward's, log-sigmoid's): aten.where, a Python number operand as a 0-d
+    tensor of the other operand's dtype (prims.where takes operands of one
+    dtype), or of the numbers' own type where both are."""
+    tensors = [x for x in (a, b) if isinstance(x, torch.Tensor)]
+    dtype = (tensors[0].dtype if tensors else
+             torch.get_default_dtype() if any(isinstance(x, float) for x in (a, b))
+             else torch.int64)
     a, b = (x if isinstance(x, torch.Tensor) else
-            torch.ops.aten.scalar_tensor(x, dtype=like.dtype, device=like.device)
+            torch.ops.aten.scalar_tensor(x, dtype=dtype, device=pred.device)
             for x in (a, b))
     return torch.ops.aten.where.self(pred, a, b)
+
+
+def _convert_element_type(a, dtype):
+    return torch.ops.aten._to_copy.default(a, dtype=dtype)
+
+
+def _sum(a, dims, output_dtype=None):
+    if output_dtype is not None and output_dtype != a.dtype:
+        a = _convert_element_type(a, output_dtype)
+    return torch.ops.aten.sum.dim_IntList(a, list(dims))
+
+
+def _div(a, b):
+    """prims.div: true division of floats (of integers it truncates, which
+    the runtime's div does not)."""
+    if not all(x.dtype.is_floating_point for x in (a, b)
+               if isinstance(x, torch.Tensor)):
+        raise ExportError("prims.div of integers (truncating) has no kernel "
+                          "in the runtime")
+    return torch.ops.aten.div.Tensor(a, b)
+
+
+def _ne(a, b):
+    return (torch.ops.aten.ne.Tensor if isinstance(b, torch.Tensor)
+            else torch.ops.aten.ne.Scalar)(a, b)
 
 
 def _broadcast_in_dim(a, shape, broadcast_dimensions):
@@ -152,7 +182,10 @@ def _own_decompositions():
             for which, rule in (("", _pad), ("_backward", _pad_backward))]
     for packet, rule in [(torch.ops.aten.all, _all), (torch.ops.aten.any, _any),
                          (torch.ops.prims.where, _where),
-                         (torch.ops.prims.broadcast_in_dim, _broadcast_in_dim)] + pads:
+                         (torch.ops.prims.broadcast_in_dim, _broadcast_in_dim),
+                         (torch.ops.prims.convert_element_type, _convert_element_type),
+                         (torch.ops.prims.sum, _sum), (torch.ops.prims.div, _div),
+                         (torch.ops.prims.ne, _ne)] + pads:
         for overload in ("default", "dim", "dims"):
             if hasattr(packet, overload):   # `dims` is torch >= 2.2
                 table[getattr(packet, overload)] = rule

@@ -4,9 +4,10 @@ Tiny models that make the exporter emit the kernels the bigger zoo models
 need (average pooling, GPT's causal mask, Swin's shifted windows and
 relative position bias) and those of common models outside the zoo
 (MobileNet's and EfficientNet's activations, leaky ReLU, ELU, softplus,
-mish and PReLU, reflection and replication padding, baddbmm and triu
-attention, adaptive average and max pooling, nearest and bilinear
-upsampling, pixel shuffles, group normalization, 1-D convolutions, MSE loss,
+mish and PReLU, reflection and replication padding, normalize, variance,
+norms, smooth L1, Huber and KL losses, baddbmm and triu attention,
+adaptive average and max pooling, nearest and bilinear upsampling, pixel
+shuffles, group normalization, 1-D convolutions, MSE loss,
 scalar fills, slice and index assignments with int64 index arithmetic, batch
 norm on the input) run three training steps through coop-opt and coop-run,
 and their losses and updated parameters must match PyTorch's own steps
@@ -300,6 +301,27 @@ if torch is not None:
                      F.pad(y.unsqueeze(1), (1, 1, 0, 1, 1, 0), mode="replicate"))
             return sum(head(p.flatten(1)) for head, p in zip(self.heads, parts))
 
+    class RefsPrimitives(nn.Module):
+        """Functions torch 1.13 decomposes through its refs into primitives
+        (convert_element_type, sum, div, ne), which the exporter traces as
+        aten kernels: normalize, var, std and norm, pairwise distance,
+        smooth L1, Huber and KL divergence."""
+
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(6, 6)
+            self.heads = nn.ModuleList(nn.Linear(n, 3) for n in (6, 1, 6, 1, 1))
+
+        def forward(self, x):
+            y = self.lin(x)
+            parts = (F.normalize(y, dim=1), y.var(1, keepdim=True) + y.std(1, keepdim=True),
+                     y.norm(dim=0, keepdim=True).expand_as(y),
+                     F.pairwise_distance(y, y.flip(0)).unsqueeze(1),
+                     (F.smooth_l1_loss(y, x) + F.huber_loss(y, x * 0.5, delta=0.7)
+                      + F.kl_div(F.log_softmax(y, 1), F.softmax(x, 1), reduction="batchmean")
+                      ).expand(y.shape[0], 1))
+            return sum(head(p) for head, p in zip(self.heads, parts))
+
     class PixelShuffle(nn.Module):
         """Sub-pixel convolution's shuffles: pixel_shuffle (whose backward is
         pixel_unshuffle) and pixel_unshuffle."""
@@ -404,6 +426,8 @@ if torch is not None:
                           F.cross_entropy, "sgd"),
         "pads": lambda: (Pads(), (torch.randn(2, 3, 4, 5),), (torch.tensor([2, 0]),),
                          F.cross_entropy, "sgd"),
+        "refs_primitives": lambda: (RefsPrimitives(), (torch.randn(4, 6),),
+                                    (torch.tensor([0, 2, 1, 1]),), F.cross_entropy, "sgd"),
         "pixel_shuffle": lambda: (PixelShuffle(), (torch.randn(2, 8, 3, 3),),
                                   (torch.tensor([3, 1]),), F.cross_entropy, "sgd"),
         "slice_assign": lambda: (SliceAssign(), (torch.randn(2, 4, 6, 6),),
@@ -445,6 +469,7 @@ if torch is not None:
                          "aten.mish", "aten.mish_"},
         "prelu": {"aten.where.self"},
         "pads": {"aten.arange.start", "aten.index_select"},
+        "refs_primitives": {"aten.sum.dim_IntList", "aten.div.Tensor", "aten.ne.Tensor"},
         "pixel_shuffle": {"aten.pixel_shuffle", "aten.pixel_unshuffle"},
         "slice_assign": {"aten.copy_", "aten.fill_.Tensor"},
         "norm_first": {"aten.native_batch_norm_backward"},
@@ -483,6 +508,9 @@ class ZooKernels(test_e2e.ModelCase):
 
     def test_group_norm(self):
         self.check("group_norm")
+
+    def test_refs_primitives(self):
+        self.check("refs_primitives")
 
     def test_pads(self):
         self.check("pads")
