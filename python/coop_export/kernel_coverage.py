@@ -12,8 +12,8 @@ Composite kernels the runtime lacks are traced as the primitives it has:
   compute kernel the runtime lacks, applied as make_fx traces (`_safe_softmax`
   into `softmax` and a mask, ...), and, for the few primitives those reach
   that the runtime lacks too (`all`, `any`, the primitives `where`,
-  `convert_element_type`, `sum`, `div`, `ne` and the view
-  `broadcast_in_dim`) and the reflection and replication padding
+  `convert_element_type`, `sum`, `div`, `ne`, `log1p`, `expm1`, `atan` and
+  the view `broadcast_in_dim`) and the reflection and replication padding
   torch 1.13 does not decompose, decompositions written here into kernels
   it has;
 - scaled dot-product attention in its math form (torch's
@@ -122,6 +122,12 @@ def _ne(a, b):
             else torch.ops.aten.ne.Scalar)(a, b)
 
 
+def _unary(kernel):
+    """A float primitive (`log1p`, `expm1`, `atan`, which torch 1.13's refs
+    reach) as the aten kernel of the same name."""
+    return lambda a: kernel(a)
+
+
 def _broadcast_in_dim(a, shape, broadcast_dimensions):
     """prims.broadcast_in_dim (PReLU's slopes): a view the runtime's layout
     does not know, as the unsqueezes and the expand it is."""
@@ -185,7 +191,9 @@ def _own_decompositions():
                          (torch.ops.prims.broadcast_in_dim, _broadcast_in_dim),
                          (torch.ops.prims.convert_element_type, _convert_element_type),
                          (torch.ops.prims.sum, _sum), (torch.ops.prims.div, _div),
-                         (torch.ops.prims.ne, _ne)] + pads:
+                         (torch.ops.prims.ne, _ne)] + pads + [
+            (getattr(torch.ops.prims, name), _unary(getattr(torch.ops.aten, name).default))
+            for name in ("log1p", "expm1", "atan")]:
         for overload in ("default", "dim", "dims"):
             if hasattr(packet, overload):   # `dims` is torch >= 2.2
                 table[getattr(packet, overload)] = rule

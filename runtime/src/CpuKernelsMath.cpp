@@ -163,7 +163,8 @@ bool floatResult(const Call &c) { return c.out(0).dtype == coop_pb::FLOAT32; }
 template <typename T> bool isNan(T x) { return x != x; }
 
 //===----------------------------------------------------------------------===//
-// Float math: exp, log, rsqrt, reciprocal, sin, cos, erf (float32 results,
+// Float math: exp, log, log1p, expm1, atan, rsqrt, reciprocal, sin, cos, erf
+// (float32 results,
 // int64 and bool inputs promoted, as ATen), pow.
 //===----------------------------------------------------------------------===//
 
@@ -174,6 +175,9 @@ template <float (*F)(float)> void runFloatMath(const Call &c) {
 }
 float expOf(float x) { return std::exp(x); }
 float logOf(float x) { return std::log(x); }
+float log1pOf(float x) { return std::log1p(x); }
+float expm1Of(float x) { return std::expm1(x); }
+float atanOf(float x) { return std::atan(x); }
 float rsqrtOf(float x) { return 1 / std::sqrt(x); }
 float reciprocalOf(float x) { return 1 / x; }
 float sinOf(float x) { return std::sin(x); }
@@ -495,6 +499,12 @@ std::vector<KernelDef> mathCpuKernels() {
   };
   withInPlace("aten.exp", "aten.exp_", {"self"}, "", prepareFloatMath, runFloatMath<expOf>);
   withInPlace("aten.log", "aten.log_", {"self"}, "", prepareFloatMath, runFloatMath<logOf>);
+  withInPlace("aten.log1p", "aten.log1p_", {"self"}, "", prepareFloatMath,
+              runFloatMath<log1pOf>);
+  withInPlace("aten.expm1", "aten.expm1_", {"self"}, "", prepareFloatMath,
+              runFloatMath<expm1Of>);
+  withInPlace("aten.atan", "aten.atan_", {"self"}, "", prepareFloatMath,
+              runFloatMath<atanOf>);
   withInPlace("aten.rsqrt", "aten.rsqrt_", {"self"}, "", prepareFloatMath, runFloatMath<rsqrtOf>);
   withInPlace("aten.reciprocal", "aten.reciprocal_", {"self"}, "", prepareFloatMath,
               runFloatMath<reciprocalOf>);

@@ -5,14 +5,14 @@ need (average pooling, GPT's causal mask, Swin's shifted windows and
 relative position bias) and those of common models outside the zoo
 (MobileNet's and EfficientNet's activations, leaky ReLU, ELU, softplus,
 mish and PReLU, reflection and replication padding, normalize, variance,
-norms, smooth L1, Huber and KL losses, baddbmm and triu attention,
-adaptive average and max pooling, nearest and bilinear upsampling, pixel
-shuffles, group normalization, 1-D convolutions, MSE loss,
-scalar fills, slice and index assignments with int64 index arithmetic, batch
-norm on the input) run three training steps through coop-opt and coop-run,
-and their losses and updated parameters must match PyTorch's own steps
-within test_e2e's tolerance. Each model also checks that its exported step
-really contains the kernels it is meant to test.
+norms, smooth L1, Huber and KL losses, log-sigmoid, log1p, expm1 and atan,
+baddbmm and triu attention, adaptive average and max pooling, nearest and
+bilinear upsampling, pixel shuffles, group normalization, 1-D convolutions,
+MSE loss, scalar fills, slice and index assignments with int64 index
+arithmetic, batch norm on the input) run three training steps through
+coop-opt and coop-run, and their losses and updated parameters must match
+PyTorch's own steps within test_e2e's tolerance. Each model also checks that
+its exported step really contains the kernels it is meant to test.
 (silu_backward and mish_backward, which torch 1.13 never emits, are checked
 in RuntimeTest.cpp.)
 
@@ -303,14 +303,15 @@ if torch is not None:
 
     class RefsPrimitives(nn.Module):
         """Functions torch 1.13 decomposes through its refs into primitives
-        (convert_element_type, sum, div, ne), which the exporter traces as
-        aten kernels: normalize, var, std and norm, pairwise distance,
-        smooth L1, Huber and KL divergence."""
+        (convert_element_type, sum, div, ne, log1p), which the exporter
+        traces as aten kernels: normalize, var, std and norm, pairwise
+        distance, smooth L1, Huber and KL divergence, log-sigmoid; and
+        log1p, expm1 and atan themselves."""
 
         def __init__(self):
             super().__init__()
             self.lin = nn.Linear(6, 6)
-            self.heads = nn.ModuleList(nn.Linear(n, 3) for n in (6, 1, 6, 1, 1))
+            self.heads = nn.ModuleList(nn.Linear(n, 3) for n in (6, 1, 6, 1, 1, 6))
 
         def forward(self, x):
             y = self.lin(x)
@@ -319,7 +320,9 @@ if torch is not None:
                      F.pairwise_distance(y, y.flip(0)).unsqueeze(1),
                      (F.smooth_l1_loss(y, x) + F.huber_loss(y, x * 0.5, delta=0.7)
                       + F.kl_div(F.log_softmax(y, 1), F.softmax(x, 1), reduction="batchmean")
-                      ).expand(y.shape[0], 1))
+                      ).expand(y.shape[0], 1),
+                     F.logsigmoid(y) + torch.log1p(y.abs()) + torch.expm1(y * 0.5)
+                     + torch.atan(y))
             return sum(head(p) for head, p in zip(self.heads, parts))
 
     class PixelShuffle(nn.Module):
@@ -469,7 +472,8 @@ if torch is not None:
                          "aten.mish", "aten.mish_"},
         "prelu": {"aten.where.self"},
         "pads": {"aten.arange.start", "aten.index_select"},
-        "refs_primitives": {"aten.sum.dim_IntList", "aten.div.Tensor", "aten.ne.Tensor"},
+        "refs_primitives": {"aten.sum.dim_IntList", "aten.div.Tensor", "aten.ne.Tensor",
+                            "aten.log1p", "aten.expm1", "aten.atan"},
         "pixel_shuffle": {"aten.pixel_shuffle", "aten.pixel_unshuffle"},
         "slice_assign": {"aten.copy_", "aten.fill_.Tensor"},
         "norm_first": {"aten.native_batch_norm_backward"},
