@@ -818,9 +818,7 @@ void Simulator::drop(TensorId t, InstructionKind how) {
   if (how != InstructionKind::Evict)
     return;
   ++plan_.stats.evictionCount;
-  const std::vector<OpId> &readers = a_.readers[t];
-  if (std::upper_bound(readers.begin(), readers.end(), currentOp_) !=
-      readers.end()) {
+  if (nextRead(t) < OpId(g_.ops.size())) {
     awayAndRead_[t] = 1;
     const OpId producer = g_.tensors[t].producer;
     changePending(producer, [&] { ++outputsAwayAndRead_[producer]; });
@@ -2101,10 +2099,10 @@ Status Simulator::run() {
         return boundReached();
       }
     }
-    // Every later op runs at least once, and so does the producer of every
-    // evicted value a later op reads: past the bound, this plan cannot win.
-    // (The slack keeps a plan that ties the bound, whatever the order of
-    // the sums' rounding.)
+    // Every later op runs at least once, and so does every re-run already
+    // committed to (pendingRecomputeUs_): past the bound, this plan cannot
+    // win. (The slack keeps a plan that ties the bound, whatever the order
+    // of the sums' rounding.)
     costLeftUs -= g_.ops[k].costUs;
     if (stats.executedCostUs + costLeftUs + pendingRecomputeUs_ >
         options_.costBoundUs * (1 + 1e-9)) {

@@ -122,12 +122,6 @@ def _ne(a, b):
             else torch.ops.aten.ne.Scalar)(a, b)
 
 
-def _unary(kernel):
-    """A float primitive (`log1p`, `expm1`, `atan`, which torch 1.13's refs
-    reach) as the aten kernel of the same name."""
-    return lambda a: kernel(a)
-
-
 def _broadcast_in_dim(a, shape, broadcast_dimensions):
     """prims.broadcast_in_dim (PReLU's slopes): a view the runtime's layout
     does not know, as the unsqueezes and the expand it is."""
@@ -192,7 +186,9 @@ def _own_decompositions():
                          (torch.ops.prims.convert_element_type, _convert_element_type),
                          (torch.ops.prims.sum, _sum), (torch.ops.prims.div, _div),
                          (torch.ops.prims.ne, _ne)] + pads + [
-            (getattr(torch.ops.prims, name), _unary(getattr(torch.ops.aten, name).default))
+            # Float primitives torch 1.13's refs reach, as the aten kernel
+            # of the same name.
+            (getattr(torch.ops.prims, name), getattr(torch.ops.aten, name).default)
             for name in ("log1p", "expm1", "atan")]:
         for overload in ("default", "dim", "dims"):
             if hasattr(packet, overload):   # `dims` is torch >= 2.2

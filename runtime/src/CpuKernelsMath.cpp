@@ -164,8 +164,7 @@ template <typename T> bool isNan(T x) { return x != x; }
 
 //===----------------------------------------------------------------------===//
 // Float math: exp, log, log1p, expm1, atan, rsqrt, reciprocal, sin, cos, erf
-// (float32 results,
-// int64 and bool inputs promoted, as ATen), pow.
+// (float32 results, int64 and bool inputs promoted, as ATen), pow.
 //===----------------------------------------------------------------------===//
 
 std::string prepareFloatMath(const Signature &sig) { return checkElementwise(sig, kFloat); }

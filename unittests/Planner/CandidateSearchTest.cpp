@@ -86,6 +86,11 @@ TrainingGraphShape shapeWith(int32_t layers,
   return shape;
 }
 
+/// A report line's candidate, without its run (", quick", ", capped", ...).
+std::string candidateOf(const std::string &name) {
+  return name.substr(0, name.rfind(", "));
+}
+
 /// Where the search tried the candidate `name` (-1: nowhere).
 int indexOf(const std::vector<SearchCandidate> &tried,
             const std::string &name) {
@@ -1369,7 +1374,7 @@ TEST(CandidateSearch, CappedRoundHasAFifthOnSmallSteps) {
   // step: every candidate that ran before it ran capped too, each once.
   std::set<std::string> before, capped;
   for (const SearchCandidate &c : lower.stats.candidates) {
-    const std::string candidate = c.name.substr(0, c.name.rfind(", "));
+    const std::string candidate = candidateOf(c.name);
     if (contains(c.name, ", capped"))
       EXPECT_TRUE(capped.insert(candidate).second) << c.name;
     else if (c.name != "no recomputation")
@@ -1400,9 +1405,6 @@ TEST(CandidateSearch, CappedRoundHasAFifthOnSmallSteps) {
 TEST(CandidateSearch, CappedRoundTriesFailuresBeforeBoundStops) {
   Plan p;
   ASSERT_OK(searchOtherShapeStep(2000, 0.05, &p));
-  auto candidateOf = [](const std::string &name) {
-    return name.substr(0, name.rfind(", "));
-  };
   std::map<std::string, std::pair<bool, bool>> plannedOrStopped;
   for (const SearchCandidate &c : p.stats.candidates)
     if (!contains(c.name, ", capped")) {
